@@ -1,0 +1,114 @@
+"""The CuPy backend: serves ``gpu`` contexts.
+
+Importing this module does not import CuPy: the library is loaded the first
+time a GPU array is asked for, so machines without CuPy or without a GPU pay
+nothing and get a clear error only when they ask for ``gpu(i)``.
+"""
+
+import importlib
+
+import attrs
+import numpy as np
+
+from rebind.backend import Backend
+from rebind.hookspecs import hookimpl
+
+__all__ = ["CupyBackend"]
+
+INSTALL_HINT = "pip install 'rebind[gpu]' (CuPy for CUDA 12)"
+
+
+@attrs.define(eq=False)
+class CupyBackend(Backend):
+    """GPU arrays are ``cupy.ndarray``, placed with ``cupy.cuda.Device``."""
+
+    name: str = "cupy"
+    device_type: str = "gpu"
+    _module: object = attrs.field(default=None, init=False, repr=False)
+    _import_error: object = attrs.field(default=None, init=False, repr=False)
+
+    def _cupy(self):
+        if self._module is None and self._import_error is None:
+            try:
+                self._module = importlib.import_module("cupy")
+            except Exception as exc:  # ImportError, or CUDA libraries failing to load
+                self._import_error = exc
+        return self._module
+
+    @property
+    def xp(self):
+        cupy = self._cupy()
+        if cupy is None:
+            self.check_device(0)
+        return cupy
+
+    def unavailable_reason(self):
+        cupy = self._cupy()
+        if cupy is None:
+            return f"CuPy is not importable ({self._import_error}); install it with {INSTALL_HINT}"
+        if self.num_devices() == 0:
+            return "CuPy is installed but no CUDA device is visible"
+        return None
+
+    def num_devices(self):
+        cupy = self._cupy()
+        if cupy is None:
+            return 0
+        try:
+            return cupy.cuda.runtime.getDeviceCount()
+        except cupy.cuda.runtime.CUDARuntimeError:
+            return 0
+
+    def device(self, device_id):
+        return self.xp.cuda.Device(device_id)
+
+    def asarray(self, obj, dtype, device_id):
+        with self.device(device_id):
+            if isinstance(obj, self.xp.ndarray):
+                return obj.astype(dtype, copy=True)
+            return self.xp.asarray(np.array(obj, dtype=dtype))
+
+    def to_host(self, array):
+        return self.xp.asnumpy(array)
+
+    def owns(self, array):
+        cupy = self._cupy()
+        return cupy is not None and isinstance(array, cupy.ndarray)
+
+    def synchronize(self, device_id=None):
+        devices = range(self.num_devices()) if device_id is None else [device_id]
+        for index in devices:
+            with self.device(index):
+                self.xp.cuda.get_current_stream().synchronize()
+
+    def free_cached_memory(self):
+        self.xp.get_default_memory_pool().free_all_blocks()
+        self.xp.get_default_pinned_memory_pool().free_all_blocks()
+
+    def _make_rng(self, seed, device_id):
+        with self.device(device_id):
+            folded = None if seed is None else (seed[0] * 1000003 + seed[1]) % (2**63)
+            return self.xp.random.RandomState(folded)
+
+    def uniform(self, low, high, shape, dtype, device_id):
+        with self.device(device_id):
+            values = self.rng(device_id).uniform(low, high, size=shape)
+            return values.astype(dtype, copy=False)
+
+    def normal(self, loc, scale, shape, dtype, device_id):
+        with self.device(device_id):
+            values = self.rng(device_id).normal(loc, scale, size=shape)
+            return values.astype(dtype, copy=False)
+
+    def randint(self, low, high, shape, dtype, device_id):
+        with self.device(device_id):
+            return self.rng(device_id).randint(low, high, size=shape, dtype=dtype)
+
+    def permutation(self, n, device_id):
+        with self.device(device_id):
+            return self.rng(device_id).permutation(n)
+
+
+@hookimpl
+def rebind_add_backends(registry):
+    registry.add("cupy", CupyBackend())

@@ -1,0 +1,54 @@
+"""The exceptions rebind raises.
+
+One base class, ``RebindError``; each subclass also derives from the built-in
+exception MXNet users already catch, so ``except RuntimeError`` or
+``except ValueError`` in old scripts keeps working.
+"""
+
+__all__ = [
+    "RebindError",
+    "LifecycleError",
+    "ShapeError",
+    "FormatError",
+    "PluginError",
+    "UnknownNameError",
+    "BackendUnavailableError",
+    "ContextMismatchError",
+    "DTypeMismatchError",
+]
+
+
+class RebindError(Exception):
+    """Base class of every error rebind raises on purpose."""
+
+
+class LifecycleError(RebindError, RuntimeError):
+    """A module method was called at a stage where it is not allowed."""
+
+
+class ShapeError(RebindError, ValueError):
+    """Shapes do not fit: inference failed or an input has the wrong shape."""
+
+
+class FormatError(RebindError, ValueError):
+    """A file or serialized text is not in the format rebind reads."""
+
+
+class PluginError(RebindError):
+    """A plugin is malformed, missing, blocked or clashes with another."""
+
+
+class UnknownNameError(PluginError, ValueError):
+    """No plugin registered the name asked for (the message lists what exists)."""
+
+
+class BackendUnavailableError(PluginError, RuntimeError):
+    """A backend was asked for but its library or device is not present."""
+
+
+class ContextMismatchError(RebindError, ValueError):
+    """Arrays that live on different contexts were mixed in one operation."""
+
+
+class DTypeMismatchError(RebindError, TypeError):
+    """Arrays of different dtypes were mixed where MXNet requires one dtype."""

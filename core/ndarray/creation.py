@@ -1,0 +1,195 @@
+"""Creating NDArrays: from data, filled, ranges, and joining arrays."""
+
+import numbers
+
+import numpy as np
+
+from ..context import Context, current_context
+from ..errors import ContextMismatchError, ShapeError
+from .ndarray import NDArray, _host_values, _move
+
+__all__ = [
+    "array",
+    "empty",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "zeros_like",
+    "ones_like",
+    "concat",
+    "concatenate",
+    "stack",
+    "dot",
+    "waitall",
+]
+
+DEFAULT_DTYPE = np.float32
+
+
+def resolve_context(ctx):
+    """``ctx`` as a Context; None means the current one."""
+    return current_context() if ctx is None else Context(ctx)
+
+
+def _shape(shape):
+    if isinstance(shape, numbers.Integral):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def wrap(data, ctx):
+    """An NDArray around a backend array that already lives on ``ctx``."""
+    return NDArray(data, ctx)
+
+
+def array(source_array, ctx=None, dtype=None):
+    """A new array holding a copy of ``source_array`` (NDArray, NumPy array, list, scalar).
+
+    As in MXNet, the dtype defaults to the source's for NDArrays and NumPy
+    arrays, and to float32 for everything else.
+    """
+    ctx = resolve_context(ctx)
+    backend = ctx.backend
+    if isinstance(source_array, NDArray):
+        dtype = source_array.dtype if dtype is None else dtype
+        values = _move(source_array, ctx)
+    elif backend.owns(source_array):
+        dtype = source_array.dtype if dtype is None else dtype
+        values = source_array
+    else:
+        is_numpy = isinstance(source_array, np.ndarray)
+        values = _host_values(source_array)
+        if dtype is None:
+            dtype = values.dtype if is_numpy or hasattr(source_array, "get") else DEFAULT_DTYPE
+    return NDArray(backend.asarray(values, np.dtype(dtype), ctx.device_id), ctx)
+
+
+def empty(shape, ctx=None, dtype=None, **kwargs):
+    """An uninitialised array."""
+    _dense_only(kwargs)
+    ctx = resolve_context(ctx)
+    return NDArray(
+        ctx.backend.empty(_shape(shape), np.dtype(dtype or DEFAULT_DTYPE), ctx.device_id), ctx
+    )
+
+
+def zeros(shape, ctx=None, dtype=None, **kwargs):
+    """An array of zeros (``stype`` other than 'default' is refused: rebind is dense)."""
+    _dense_only(kwargs)
+    ctx = resolve_context(ctx)
+    return NDArray(
+        ctx.backend.zeros(_shape(shape), np.dtype(dtype or DEFAULT_DTYPE), ctx.device_id), ctx
+    )
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    """An array of ones."""
+    return full(shape, 1, ctx=ctx, dtype=dtype, **kwargs)
+
+
+def full(shape, val, ctx=None, dtype=None, **kwargs):
+    """An array filled with ``val``."""
+    _dense_only(kwargs)
+    ctx = resolve_context(ctx)
+    dtype = np.dtype(dtype or DEFAULT_DTYPE)
+    return NDArray(ctx.backend.full(_shape(shape), val, dtype, ctx.device_id), ctx)
+
+
+def _dense_only(kwargs):
+    stype = kwargs.pop("stype", None)
+    if stype not in (None, "default"):
+        raise NotImplementedError(f"stype={stype!r}: rebind stores every array densely")
+    if kwargs:
+        raise TypeError(f"unexpected arguments {sorted(kwargs)}")
+
+
+def zeros_like(other):
+    """Zeros with the shape, dtype and context of ``other``."""
+    return zeros(other.shape, ctx=other.context, dtype=other.dtype)
+
+
+def ones_like(other):
+    """Ones with the shape, dtype and context of ``other``."""
+    return ones(other.shape, ctx=other.context, dtype=other.dtype)
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
+    """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    values = np.arange(start, stop, step, dtype=np.float64)
+    if repeat != 1:
+        values = np.repeat(values, int(repeat))
+    return array(values, ctx=ctx, dtype=dtype or DEFAULT_DTYPE)
+
+
+def _same_context(arrays, what):
+    if not arrays:
+        raise ValueError(f"{what} needs at least one array")
+    first = arrays[0].context
+    for other in arrays[1:]:
+        if other.context != first:
+            raise ContextMismatchError(f"{what}: arrays live on {first} and {other.context}")
+    return first
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Join arrays along an existing axis."""
+    arrays = list(arrays)
+    ctx = _same_context(arrays, "concatenate")
+    if len(arrays) == 1 and not always_copy:
+        return arrays[0]
+    xp = ctx.backend.xp
+    try:
+        return NDArray(xp.concatenate([a.data for a in arrays], axis=axis), ctx)
+    except ValueError as exc:
+        shapes = [a.shape for a in arrays]
+        raise ShapeError(
+            f"concatenate along axis {axis}: shapes {shapes} do not fit: {exc}"
+        ) from exc
+
+
+def concat(*data, dim=1, **kwargs):
+    """MXNet's ``concat``: join along ``dim`` (default 1)."""
+    kwargs.pop("num_args", None)
+    if kwargs:
+        raise TypeError(f"unexpected arguments {sorted(kwargs)}")
+    return concatenate(data, axis=dim)
+
+
+def stack(*data, axis=0, **kwargs):
+    """Join arrays of one shape along a new axis."""
+    kwargs.pop("num_args", None)
+    if kwargs:
+        raise TypeError(f"unexpected arguments {sorted(kwargs)}")
+    ctx = _same_context(list(data), "stack")
+    shapes = {a.shape for a in data}
+    if len(shapes) != 1:
+        raise ShapeError(f"stack: all arrays need one shape, got {[a.shape for a in data]}")
+    return NDArray(ctx.backend.xp.stack([a.data for a in data], axis=axis), ctx)
+
+
+def dot(lhs, rhs, transpose_a=False, transpose_b=False):
+    """MXNet's ``dot``: the last axis of ``lhs`` against the first axis of ``rhs``."""
+    ctx = _same_context([lhs, rhs], "dot")
+    a = lhs.data.T if transpose_a else lhs.data
+    b = rhs.data.T if transpose_b else rhs.data
+    if a.shape[-1] != b.shape[0]:
+        raise ShapeError(
+            f"dot: lhs shape {lhs.shape}{' (transposed)' * transpose_a} and rhs shape "
+            f"{rhs.shape}{' (transposed)' * transpose_b} do not contract"
+        )
+    out = ctx.backend.xp.tensordot(a, b, axes=1)
+    return NDArray(out.reshape(1) if out.ndim == 0 else out, ctx)
+
+
+def waitall():
+    """Wait for all queued work on every usable backend."""
+    from ..registry import get_registry
+
+    for _, backend in get_registry("backends").items():
+        if backend.unavailable_reason() is None:
+            backend.synchronize()

@@ -1,0 +1,102 @@
+"""The CuPy backend: real GPU tests where CuPy and a device exist, skipped otherwise."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind import registry
+
+
+def _cupy_or_skip():
+    backend = registry.lookup("backends", "cupy")
+    reason = backend.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"cupy backend unavailable: {reason}")
+    return backend
+
+
+def test_importing_rebind_does_not_import_cupy():
+    code = (
+        "import sys, rebind as mx; mx.nd.zeros(2); mx.registry.get_registry('backends');"
+        "print('cupy' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
+
+
+@pytest.mark.gpu
+def test_arrays_live_on_the_gpu():
+    backend = _cupy_or_skip()
+    cupy = backend.xp
+    array = mx.nd.array([[1, 2], [3, 4]], ctx=mx.gpu(0))
+    assert isinstance(array.data, cupy.ndarray)
+    assert array.data.device.id == 0
+    assert array.context == mx.gpu(0)
+    np.testing.assert_array_equal((array * 2 + 1).asnumpy(), [[3, 5], [7, 9]])
+
+
+@pytest.mark.gpu
+def test_copies_between_host_and_device():
+    _cupy_or_skip()
+    host = mx.nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    device = host.copyto(mx.gpu(0))
+    back = device.as_in_context(mx.cpu())
+    np.testing.assert_array_equal(back.asnumpy(), host.asnumpy())
+    target = mx.nd.zeros((2, 3), ctx=mx.gpu(0))
+    host.copyto(target)
+    np.testing.assert_array_equal(target.asnumpy(), host.asnumpy())
+
+
+@pytest.mark.gpu
+def test_second_gpu_when_present():
+    backend = _cupy_or_skip()
+    if backend.num_devices() < 2:
+        pytest.skip("needs two GPUs")
+    array = mx.nd.ones(4, ctx=mx.gpu(1))
+    assert array.data.device.id == 1
+    moved = array.copyto(mx.gpu(0))
+    assert moved.data.device.id == 0
+
+
+@pytest.mark.gpu
+def test_missing_device_index_is_a_clear_error():
+    backend = _cupy_or_skip()
+    with pytest.raises(mx.errors.BackendUnavailableError, match="does not exist"):
+        mx.nd.zeros(1, ctx=mx.gpu(backend.num_devices()))
+
+
+@pytest.mark.gpu
+def test_seeding_is_reproducible_on_gpu():
+    _cupy_or_skip()
+    mx.random.seed(42)
+    first = mx.nd.random.uniform(shape=(100,), ctx=mx.gpu(0)).asnumpy()
+    mx.random.seed(42)
+    second = mx.nd.random.uniform(shape=(100,), ctx=mx.gpu(0)).asnumpy()
+    np.testing.assert_array_equal(first, second)
+    assert first.dtype == np.float32 and 0 <= first.min() and first.max() < 1
+
+
+@pytest.mark.gpu
+def test_synchronize_and_memory_pool():
+    backend = _cupy_or_skip()
+    array = mx.nd.ones((1024, 1024), ctx=mx.gpu(0))
+    array.wait_to_read()
+    mx.nd.waitall()
+    del array
+    mx.gpu(0).empty_cache()
+    assert backend.xp.get_default_memory_pool().used_bytes() >= 0
+
+
+@pytest.mark.gpu
+def test_save_and_load_from_gpu(tmp_path):
+    _cupy_or_skip()
+    array = mx.nd.array(np.arange(5, dtype=np.float32), ctx=mx.gpu(0))
+    mx.nd.save(tmp_path / "g.params", {"a": array})
+    loaded = mx.nd.load(tmp_path / "g.params")["a"]
+    assert loaded.context == mx.cpu(0)
+    np.testing.assert_array_equal(loaded.asnumpy(), array.asnumpy())
