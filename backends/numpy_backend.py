@@ -24,9 +24,6 @@ class NumpyBackend(Backend):
         """Every ``cpu(i)`` is usable: the index only tells logical devices apart,
         as MXNet's data-parallel code on several CPU contexts expects."""
 
-    def check_device(self, device_id):
-        """Every ``cpu(n)`` is host memory: any index is usable, as in MXNet."""
-
     def to_host(self, array):
         return array
 

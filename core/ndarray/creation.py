@@ -46,22 +46,17 @@ def wrap(data, ctx):
 def array(source_array, ctx=None, dtype=None):
     """A new array holding a copy of ``source_array`` (NDArray, NumPy array, list, scalar).
 
-    As in MXNet, the dtype defaults to the source's for NDArrays and NumPy
-    arrays, and to float32 for everything else.
+    As in MXNet, the dtype defaults to the source's for an NDArray and to
+    float32 for everything else, NumPy arrays included.
     """
     ctx = resolve_context(ctx)
     backend = ctx.backend
     if isinstance(source_array, NDArray):
         dtype = source_array.dtype if dtype is None else dtype
         values = _move(source_array, ctx)
-    elif backend.owns(source_array):
-        dtype = source_array.dtype if dtype is None else dtype
-        values = source_array
     else:
-        is_numpy = isinstance(source_array, np.ndarray)
-        values = _host_values(source_array)
-        if dtype is None:
-            dtype = values.dtype if is_numpy or hasattr(source_array, "get") else DEFAULT_DTYPE
+        values = source_array if backend.owns(source_array) else _host_values(source_array)
+        dtype = DEFAULT_DTYPE if dtype is None else dtype
     return NDArray(backend.asarray(values, np.dtype(dtype), ctx.device_id), ctx)
 
 
