@@ -44,6 +44,7 @@ ENTRY_POINT_GROUP = "rebind"
 BUILTIN_PLUGINS = (
     "rebind.backends.numpy_backend",
     "rebind.backends.cupy_backend",
+    "rebind.ops",
 )
 
 # family -> whether its names are looked up case-insensitively (as MXNet does)

@@ -1,0 +1,5 @@
+"""``mx.attribute``: scoped symbol attributes (``AttrScope``)."""
+
+from .symbol.names import AttrScope
+
+__all__ = ["AttrScope"]

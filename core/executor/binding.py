@@ -1,0 +1,188 @@
+"""Binding a symbol to arrays: ``bind``, ``simple_bind`` and ``Executor.reshape``."""
+
+import math
+
+from ..context import Context
+from ..errors import ContextMismatchError, ShapeError
+from ..ndarray import creation
+from ..ndarray.ndarray import NDArray
+from .executor import GRAD_REQS, Executor
+from .plan import compile_plan
+
+__all__ = ["bind", "simple_bind", "reshape_executor"]
+
+
+def _contexts(ctx, group2ctx):
+    ctx = Context(ctx)
+    if not group2ctx:
+        return ctx, lambda node: ctx
+    groups = {k: Context(v) for k, v in group2ctx.items()}
+    return ctx, lambda node: groups.get(node.attrs.get("__ctx_group__"), ctx)
+
+
+def _by_name(values, names, what, required=True):
+    """A list in ``names`` order from a list or dict of arrays."""
+    if values is None:
+        values = {}
+    if isinstance(values, dict):
+        unknown = set(values) - set(names)
+        if unknown:
+            raise ValueError(f"{what}: {sorted(unknown)} are not in the symbol; expected {names}")
+        missing = [n for n in names if values.get(n) is None]
+        if required and missing:
+            raise ValueError(f"{what}: no array given for {missing}; expected {names}")
+        return [values.get(n) for n in names]
+    values = list(values)
+    if len(values) != len(names) and (required or values):
+        raise ValueError(f"{what}: {len(values)} arrays given for {len(names)} ({names})")
+    return values or [None] * len(names)
+
+
+def grad_requests(grad_req, names):
+    """``grad_req`` (str, list or dict) as one request per argument."""
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(names)
+    elif isinstance(grad_req, dict):
+        reqs = [grad_req.get(n, "null") for n in names]
+    else:
+        reqs = list(grad_req)
+        if len(reqs) != len(names):
+            raise ValueError(f"grad_req: {len(reqs)} entries for {len(names)} arguments")
+    for name, req in zip(names, reqs, strict=True):
+        if req not in GRAD_REQS:
+            raise ValueError(f"grad_req {req!r} for {name!r}: expected one of {GRAD_REQS}")
+    return reqs
+
+
+def _check_arrays(arrays, names, contexts_of, what):
+    for name, array, ctx in zip(names, arrays, contexts_of, strict=True):
+        if array is None:
+            continue
+        if not isinstance(array, NDArray):
+            raise TypeError(f"{what} {name!r} must be an NDArray, got {type(array).__name__}")
+        if array.context != ctx:
+            raise ContextMismatchError(f"{what} {name!r} lives on {array.context}, but its node "
+                                       f"runs on {ctx}; move it with as_in_context({ctx})")
+
+
+def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
+         shared_exec=None):
+    """An Executor over the given arrays (lists in argument order, or dicts by name)."""
+    ctx, contexts = _contexts(ctx, group2ctx)
+    arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    arg_arrays = _by_name(args, arg_names, "bind args")
+    grad_arrays = _by_name(args_grad, arg_names, "bind args_grad", required=False)
+    aux_arrays = _by_name(aux_states, aux_names, "bind aux_states")
+    reqs = grad_requests(grad_req, arg_names)
+    reqs = ["null" if g is None else r for g, r in zip(grad_arrays, reqs, strict=True)]
+    for name, array in zip(arg_names, arg_arrays, strict=True):
+        if not isinstance(array, NDArray):
+            raise TypeError(f"argument {name!r} must be an NDArray, got {type(array).__name__}")
+    plan = compile_plan(symbol, contexts, {n: a.shape for n, a in zip(arg_names, arg_arrays,
+                                                                         strict=True)})
+    arg_ctx = [contexts(n) for n in plan.arguments]
+    _check_arrays(arg_arrays, arg_names, arg_ctx, "argument")
+    _check_arrays(grad_arrays, arg_names, arg_ctx, "gradient")
+    _check_arrays(aux_arrays, aux_names, [contexts(n) for n in plan.aux_nodes], "aux state")
+    _check_shapes(symbol, arg_names, arg_arrays, grad_arrays, aux_names, aux_arrays)
+    return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx)
+
+
+def _check_shapes(symbol, arg_names, arg_arrays, grad_arrays, aux_names, aux_arrays):
+    given = {n: a.shape for n, a in zip(arg_names, arg_arrays, strict=True)}
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**given)
+    for name, shape, array in zip(aux_names, aux_shapes, aux_arrays, strict=True):
+        if array.shape != shape:
+            raise ShapeError(f"bind: aux state {name!r} has shape {array.shape}, the symbol "
+                             f"needs {shape}")
+    for name, shape, grad in zip(arg_names, arg_shapes, grad_arrays, strict=True):
+        if grad is not None and grad.shape != shape:
+            raise ShapeError(f"bind: gradient of {name!r} has shape {grad.shape}, the argument "
+                             f"has {shape}")
+
+
+def simple_bind(symbol, ctx, grad_req="write", type_dict=None, group2ctx=None,
+                shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None):
+    """Infer every shape and dtype from the given ones, allocate, and bind."""
+    ctx, contexts = _contexts(ctx, group2ctx)
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**(shapes or {}))
+    arg_names = symbol.list_arguments()
+    plan = compile_plan(symbol, contexts, dict(zip(arg_names, arg_shapes, strict=True)))
+    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
+    reqs = grad_requests(grad_req, arg_names)
+    pool = _SharedPool(shared_exec, shared_buffer, shared_arg_names)
+    arg_arrays, grad_arrays = [], []
+    for node, shape, dtype, req in zip(plan.arguments, arg_shapes, arg_types, reqs, strict=True):
+        arg_arrays.append(pool.take("arg", node.name, shape, dtype, contexts(node)))
+        grad_arrays.append(None if req == "null"
+                           else pool.take("grad", node.name, shape, dtype, contexts(node)))
+    aux_arrays = [pool.take("aux", n.name, s, t, contexts(n))
+                  for n, s, t in zip(plan.aux_nodes, aux_shapes, aux_types, strict=True)]
+    return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx)
+
+
+class _SharedPool:
+    """Arrays to reuse: a shared executor's (by name) and a shared buffer (by name)."""
+
+    def __init__(self, shared_exec, shared_buffer, shared_names):
+        self._exec, self._buffer = shared_exec, shared_buffer
+        self._names = None if shared_names is None else set(shared_names)
+
+    def _candidate(self, kind, name):
+        if self._names is not None and name not in self._names:
+            return None
+        if self._exec is not None:
+            source = {"arg": self._exec.arg_dict, "grad": self._exec.grad_dict,
+                      "aux": self._exec.aux_dict}[kind]
+            if name in source:
+                return source[name]
+        if self._buffer is not None and kind == "arg":
+            return self._buffer.get(name)
+        return None
+
+    def take(self, kind, name, shape, dtype, ctx):
+        found = self._candidate(kind, name)
+        if found is not None and found.shape == shape and found.dtype == dtype \
+                and found.context == ctx:
+            return found
+        array = creation.zeros(shape, ctx=ctx, dtype=dtype)
+        if self._buffer is not None and kind == "arg" and (
+                self._names is None or name in self._names):
+            self._buffer[name] = array
+        return array
+
+
+def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
+    """See ``Executor.reshape``: arrays whose shape is unchanged are shared."""
+    symbol = executor.symbol
+    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+    plan = executor._plan
+    args, grads = [], []
+    for index, node in enumerate(plan.arguments):
+        old, new = executor.arg_arrays[index], arg_shapes[index]
+        if old.shape != new and node.name not in shapes and not partial_shaping:
+            raise ShapeError(f"reshape: the shape of argument {node.name!r} would change from "
+                             f"{old.shape} to {new}; pass partial_shaping=True if intended")
+        args.append(_resized(old, new, allow_up_sizing, node.name))
+        grad = executor.grad_arrays[index]
+        grads.append(None if grad is None else _resized(grad, new, allow_up_sizing, node.name))
+    aux = [_resized(a, s, allow_up_sizing, n.name)
+           for a, s, n in zip(executor.aux_arrays, aux_shapes, plan.aux_nodes, strict=True)]
+    _, contexts = _contexts(executor._ctx, executor._group2ctx)
+    plan = compile_plan(symbol, contexts, {n.name: a.shape for n, a in zip(plan.arguments, args,
+                                                                          strict=True)})
+    return Executor(symbol, executor._ctx, plan, args, grads,
+                    list(executor._grad_reqs), aux, executor._group2ctx)
+
+
+def _resized(array, shape, allow_up_sizing, name):
+    if array.shape == shape:
+        return array
+    size = math.prod(shape)
+    if size > array.size:
+        if not allow_up_sizing:
+            raise ShapeError(f"reshape: {name!r} would grow from {array.shape} to {shape}; pass "
+                             "allow_up_sizing=True to allocate new memory")
+        return creation.zeros(shape, ctx=array.context, dtype=array.dtype)
+    # a smaller array is carved from the old one's memory, as MXNet does
+    return NDArray(array._data.reshape(-1)[:size].reshape(shape), array.context)

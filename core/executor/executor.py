@@ -1,0 +1,209 @@
+"""Executor: a symbol bound to arrays, running its plan forward and backward."""
+
+from ..errors import ShapeError
+from ..ndarray.ndarray import NDArray
+from .transfer import move_data, to_context
+
+__all__ = ["Executor"]
+
+GRAD_REQS = ("write", "add", "null")
+
+
+class Executor:
+    """MXNet's Executor: ``forward``, ``backward``, and the bound arrays by name."""
+
+    def __init__(self, symbol, ctx, plan, arg_arrays, grad_arrays, grad_reqs, aux_arrays,
+                 group2ctx=None):
+        self._symbol, self._ctx, self._plan = symbol, ctx, plan
+        self._group2ctx = group2ctx
+        self.arg_arrays, self.grad_arrays, self.aux_arrays = arg_arrays, grad_arrays, aux_arrays
+        self._grad_reqs = grad_reqs
+        names = [n.name for n in plan.arguments]
+        self._arg_names, self._aux_names = names, [n.name for n in plan.aux_nodes]
+        self.arg_dict = dict(zip(names, arg_arrays, strict=True))
+        self.grad_dict = {n: g for n, g in zip(names, grad_arrays, strict=True) if g is not None}
+        self.aux_dict = dict(zip(self._aux_names, aux_arrays, strict=True))
+        plan.mark_gradients([r != "null" for r in grad_reqs])
+        self.outputs = []
+        self._saved = None
+        self._values = None
+        self._monitor = None
+
+    # -- properties -------------------------------------------------------------------
+    @property
+    def output_dict(self):
+        return dict(zip(self._symbol.list_outputs(), self.outputs, strict=True))
+
+    @property
+    def symbol(self):
+        return self._symbol
+
+    # -- forward ------------------------------------------------------------------------
+    def forward(self, is_train=False, **kwargs):
+        """Run the graph; ``kwargs`` (name -> array) are copied into the arguments first."""
+        for name, value in kwargs.items():
+            self._copy_input(name, value)
+        plan = self._plan
+        values = [None] * plan.num_slots
+        for slot, array in zip(plan.arg_slots, self.arg_arrays, strict=True):
+            values[slot] = array._data
+        for slot, array in zip(plan.aux_slots, self.aux_arrays, strict=True):
+            values[slot] = array._data
+        saved = [None] * len(plan.steps) if is_train else None
+        for position, step in enumerate(plan.steps):
+            inputs = [values[s] for s in step.inputs]
+            for k, source in step.moves:
+                inputs[k] = move_data(inputs[k], source, step.context)
+            aux = [values[s] for s in step.aux]
+            op_ctx = step.train_ctx if is_train else step.infer_ctx
+            outputs, state = step.op.forward(op_ctx, step.params, inputs, aux)
+            for slot, out in zip(step.outputs, outputs, strict=False):
+                values[slot] = out
+            if is_train:
+                saved[position] = (state, [(o.shape, o.dtype) for o in outputs])
+            if self._monitor is not None:
+                self._monitor_step(step, outputs, inputs)
+            for slot in step.release:
+                values[slot] = None
+        self._saved = saved
+        self._publish_outputs(values)
+        return self.outputs
+
+    def _copy_input(self, name, value):
+        target = self.arg_dict.get(name)
+        if target is None:
+            raise ValueError(f"forward: {name!r} is not an argument; arguments are {self._arg_names}")
+        shape = tuple(value.shape)
+        if shape != target.shape:
+            raise ShapeError(f"forward: argument {name!r} is bound with shape {target.shape}, "
+                             f"got an array of shape {shape}; use reshape() to change shapes")
+        target[:] = value
+
+    def _publish_outputs(self, values):
+        heads = [values[s] for s in self._plan.head_slots]
+        if len(self.outputs) != len(heads):
+            contexts = [self._plan.slot_context[s] for s in self._plan.head_slots]
+            self.outputs = [NDArray(h, c) for h, c in zip(heads, contexts, strict=True)]
+        else:
+            for out, data in zip(self.outputs, heads, strict=True):
+                out._data = data  # the same NDArray objects, now holding this pass's values
+
+    # -- backward -------------------------------------------------------------------------
+    def backward(self, out_grads=None, is_train=True):
+        """Propagate gradients from the outputs to the arguments (``grad_req`` decides how)."""
+        if self._saved is None:
+            raise RuntimeError("backward() needs a forward(is_train=True) first")
+        grads = self._head_grads(out_grads)
+        plan = self._plan
+        for position in range(len(plan.steps) - 1, -1, -1):
+            step = plan.steps[position]
+            if not step.runs_backward:
+                continue
+            state, out_meta = self._saved[position]
+            incoming = [grads.pop(s, None) for s in step.outputs]
+            if not step.op.is_loss and all(g is None for g in incoming) and not step.aux:
+                continue
+            xp = step.train_ctx.xp
+            incoming = [xp.zeros(shape, dtype) if g is None else g
+                        for g, (shape, dtype) in zip(incoming, out_meta, strict=True)]
+            in_grads = step.op.backward(step.train_ctx, step.params, state, incoming,
+                                        step.need_grad)
+            if step.moves:
+                in_grads = list(in_grads)
+            for k, source in step.moves:
+                if in_grads[k] is not None:
+                    in_grads[k] = move_data(in_grads[k], step.context, source)
+            for slot, grad, needed in zip(step.inputs, in_grads, step.need_grad, strict=True):
+                if needed and grad is not None:
+                    previous = grads.get(slot)
+                    grads[slot] = grad if previous is None else previous + grad
+        self._store_gradients(grads)
+
+    def _head_grads(self, out_grads):
+        plan, grads = self._plan, {}
+        if out_grads is not None:
+            if isinstance(out_grads, NDArray):
+                out_grads = [out_grads]
+            if len(out_grads) != len(plan.head_slots):
+                raise ValueError(f"backward: {len(out_grads)} head gradients for "
+                                 f"{len(plan.head_slots)} outputs")
+        for index, (slot, output) in enumerate(zip(plan.head_slots, self.outputs, strict=True)):
+            given = None if out_grads is None else out_grads[index]
+            if given is None:
+                data = output._ctx.backend.xp.ones_like(output._data)
+            else:
+                data = to_context(given, output._ctx).copy()
+            grads[slot] = data if slot not in grads else grads[slot] + data
+        return grads
+
+    def _store_gradients(self, grads):
+        adopted = set()
+        for slot, array, req in zip(self._plan.arg_slots, self.grad_arrays, self._grad_reqs,
+                                    strict=True):
+            if req == "null" or array is None:
+                continue
+            grad = grads.get(slot)
+            if grad is None:
+                if req == "write":
+                    array._data[...] = 0
+                continue
+            if req == "add":
+                array._data += grad
+            elif _fresh(grad, array, adopted):
+                array._data = grad  # a fresh array of the kernel's: keep it, no copy
+                adopted.add(id(grad))
+            else:
+                array._data[...] = grad
+
+    # -- monitoring and parameters --------------------------------------------------------
+    def set_monitor_callback(self, callback, monitor_all=False):
+        """Call ``callback(name, NDArray)`` for every op output (and input if ``monitor_all``)."""
+        self._monitor = None if callback is None else (callback, monitor_all)
+
+    def _monitor_step(self, step, outputs, inputs):
+        callback, monitor_all = self._monitor
+        if monitor_all:
+            names = (*step.node.argument_names(),)
+            for name, data in zip(names, inputs, strict=False):
+                callback(f"{step.name}_{name}", NDArray(data, step.context))
+        for name, data in zip(step.output_names, outputs, strict=False):
+            callback(name, NDArray(data, step.context))
+
+    def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
+        """Copy parameter values in by name; unknown names are an error unless allowed."""
+        for source, targets, kind in ((arg_params, self.arg_dict, "argument"),
+                                      (aux_params or {}, self.aux_dict, "auxiliary state")):
+            for name, value in source.items():
+                if name in targets:
+                    value.copyto(targets[name]) if isinstance(value, NDArray) else \
+                        targets[name].__setitem__(slice(None), value)
+                elif not allow_extra_params:
+                    raise ValueError(f"copy_params_from: {name!r} is not an {kind} of the "
+                                     "symbol; pass allow_extra_params=True to ignore it")
+
+    def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
+        """A new executor for new input shapes, sharing this one's arrays where it can."""
+        from .binding import reshape_executor
+
+        return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
+
+    def debug_str(self):
+        """A readable listing of the plan: each step, its inputs and outputs."""
+        lines = [f"Symbol outputs: {', '.join(self._symbol.list_outputs())}"]
+        for step in self._plan.steps:
+            lines.append(f"Op:{step.op.name}, Name={step.name}, on {step.context}")
+            for slot in step.inputs:
+                lines.append(f"\targ slot {slot}")
+            for name in step.output_names:
+                lines.append(f"\toutput {name}")
+        lines.append(f"Total {len(self._plan.steps)} ops, {self._plan.num_slots} entries")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<Executor {self._symbol!r} @{self._ctx}>"
+
+
+def _fresh(grad, array, adopted):
+    """Whether ``grad`` owns its memory and nothing else holds it, so it can be kept as is."""
+    return (grad.base is None and id(grad) not in adopted and grad.dtype == array._data.dtype
+            and grad.shape == array._data.shape and grad is not array._data)

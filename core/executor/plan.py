@@ -1,0 +1,104 @@
+"""Compiling a graph once into a flat execution plan.
+
+Every output entry of the graph gets an integer slot; each operator becomes a
+``Step`` holding its parsed parameters, its kernel (a backend override when
+the backend has one), and the slots it reads and writes. Running the plan is
+a loop over steps with list indexing: no graph walking, no attribute parsing,
+no name look-ups per call. The plan also records, per slot, the last step
+that reads it, so intermediate arrays are released as soon as nothing needs
+them, and which inputs lead to a gradient, so backward skips what is not
+needed.
+"""
+
+from ..ops.base import OpContext
+from ..symbol.graph import topological_order
+from ..symbol.infer import arguments_and_aux, infer_graph_shapes
+
+__all__ = ["Plan", "Step", "compile_plan"]
+
+
+class Step:
+    """One operator application: kernel, parameters, and slots."""
+
+    __slots__ = (
+        "name", "node", "op", "params", "inputs", "aux", "outputs", "train_ctx", "infer_ctx",
+        "need_grad", "runs_backward", "release", "output_names", "context", "moves",
+    )
+
+    def __init__(self, node, op, context, inputs, aux, outputs, out_shapes):
+        backend = context.backend
+        self.name, self.node, self.params = node.name, node, node.params
+        self.op = backend.kernels.get(op.name, op)
+        self.context = context
+        self.inputs, self.aux, self.outputs = inputs, aux, outputs
+        self.train_ctx = OpContext(True, backend, context.device_id, out_shapes)
+        self.infer_ctx = OpContext(False, backend, context.device_id, out_shapes)
+        self.need_grad, self.runs_backward, self.release = [], False, ()
+        self.moves = ()  # (input position, producer's context) for inputs on other contexts
+        self.output_names = [node.output_name(i) for i in range(len(outputs))]
+
+
+class Plan:
+    """The compiled graph: steps, and where arguments, aux states and heads live."""
+
+    def __init__(self, symbol, contexts, shapes):
+        nodes = topological_order(symbol._heads)
+        self._shapes = shapes
+        self.arguments, self.aux_nodes = arguments_and_aux(nodes)
+        slot_of, self.num_slots = {}, 0
+        self.slot_context = {}
+        for node in nodes:
+            for index in range(node.num_outputs):
+                slot_of[(id(node), index)] = self.num_slots
+                self.slot_context[self.num_slots] = contexts(node)
+                self.num_slots += 1
+        self.arg_slots = [slot_of[(id(n), 0)] for n in self.arguments]
+        self.aux_slots = [slot_of[(id(n), 0)] for n in self.aux_nodes]
+        self.head_slots = [slot_of[(id(n), i)] for n, i in symbol._heads]
+        self.steps = [self._step(node, slot_of, contexts) for node in nodes if node.op is not None]
+        self._plan_releases()
+
+    def _step(self, node, slot_of, contexts):
+        n_args = len(node.argument_names())
+        slots = [slot_of[(id(child), index)] for child, index in node.inputs]
+        outputs = [slot_of[(id(node), i)] for i in range(node.num_outputs)]
+        out_shapes = tuple(self._shapes.get((id(node), i)) for i in range(node.num_outputs))
+        step = Step(node, node.op, contexts(node), slots[:n_args], slots[n_args:], outputs,
+                    out_shapes)
+        step.moves = tuple((k, self.slot_context[s]) for k, s in enumerate(step.inputs)
+                           if self.slot_context[s] != step.context)
+        return step
+
+    def _plan_releases(self):
+        last_use = {}
+        for position, step in enumerate(self.steps):
+            for slot in (*step.inputs, *step.aux):
+                last_use[slot] = position
+        keep = set(self.head_slots) | set(self.arg_slots) | set(self.aux_slots)
+        releases = [[] for _ in self.steps]
+        for slot, position in last_use.items():
+            if slot not in keep:
+                releases[position].append(slot)
+        for step, slots in zip(self.steps, releases, strict=True):
+            step.release = tuple(slots)
+
+    def mark_gradients(self, arg_needs_grad):
+        """Decide, per step input, whether a gradient must flow into it."""
+        requires = [False] * self.num_slots
+        for slot, needed in zip(self.arg_slots, arg_needs_grad, strict=True):
+            requires[slot] = needed
+        for step in self.steps:
+            step.need_grad = [requires[s] for s in step.inputs]
+            # aux states are updated in backward (BatchNorm), so such steps always run
+            step.runs_backward = any(step.need_grad) or bool(step.aux)
+            for slot in step.outputs:
+                requires[slot] = any(step.need_grad)
+
+
+def compile_plan(symbol, contexts, arg_shapes):
+    """A Plan for ``symbol``, given the shape of every argument (name -> shape).
+
+    ``contexts(node)`` gives the Context each node runs on.
+    """
+    _, shapes = infer_graph_shapes(symbol._heads, arg_shapes)
+    return Plan(symbol, contexts, shapes)

@@ -1,0 +1,43 @@
+"""Operators: one ``OpDef`` per operator, grouped by family in this package.
+
+This package is a built-in plugin: its ``rebind_add_operators`` hook adds the
+operators of every family module here (each module that defines ``OPS``, a
+list of OpDef), with their aliases, exactly as a third-party package adds its
+own.
+"""
+
+import importlib
+import pkgutil
+
+from ..hookspecs import hookimpl
+from .base import OpContext, OpDef, known, merge_shape, mismatch
+from .params import ParamError, param
+
+__all__ = [
+    "OpContext", "OpDef", "ParamError", "known", "merge_shape", "mismatch", "param",
+    "contribute", "family_modules",
+]
+
+
+def family_modules():
+    """The modules of this package that define operators, in name order."""
+    modules = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "OPS"):
+            modules.append(module)
+    return modules
+
+
+def contribute(registry, ops):
+    """Add ``ops`` and their aliases to a ``rebind_add_operators`` registry."""
+    for op in ops:
+        registry.add(op.name, op)
+        for alias in op.aliases:
+            registry.add(alias, op)
+
+
+@hookimpl
+def rebind_add_operators(registry):
+    for module in family_modules():
+        contribute(registry, module.OPS)

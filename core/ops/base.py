@@ -1,0 +1,191 @@
+"""The operator contract: one ``OpDef`` per operator.
+
+An OpDef is data plus functions, written once against the array namespace
+``xp`` so the same kernel runs on NumPy and CuPy:
+
+* ``params``: an attrs class (see ``params.py``), parsed from string attrs.
+* ``arguments(p)``, ``outputs(p)``, ``aux_states(p)``: input, visible output
+  and auxiliary-state names (each a tuple, or a function of the params).
+  ``hidden_outputs(p)`` counts outputs MXNet keeps but does not show
+  (BatchNorm's mean and var); they matter only for the JSON ``node_row_ptr``.
+* ``infer_shape(p, in_shapes, out_shapes, aux_shapes)`` returns the three
+  lists completed as far as possible. A shape is a tuple in which ``0`` is an
+  unknown dimension, or None when nothing is known (MXNet's convention).
+  Conflicts are reported with ``mismatch(...)``; the caller adds the node.
+* ``infer_type(p, in_types, out_types, aux_types)`` likewise for dtypes
+  (NumPy dtype names or None).
+* ``forward(ctx, p, inputs, aux) -> (outputs, saved)``: ``inputs`` and
+  ``aux`` are backend arrays; aux may be updated in place. ``saved`` is
+  whatever ``backward`` needs.
+* ``backward(ctx, p, saved, out_grads, need_grad) -> in_grads``: one entry
+  per argument, None where there is no gradient (labels, indices) or where
+  ``need_grad[i]`` is false. ``out_grads`` has an array for every visible
+  output (zeros where nothing consumed it).
+* ``is_loss``: the op makes its own head gradient (SoftmaxOutput, the
+  regression outputs, MakeLoss): ``out_grads`` are what the caller passed or
+  ones, and the op decides whether to use them.
+"""
+
+import attrs
+import numpy as np
+
+from ..errors import ShapeError
+from .params import NoParams, parse_params
+
+__all__ = [
+    "OpDef",
+    "OpContext",
+    "ArgShapeMismatch",
+    "mismatch",
+    "known",
+    "merge_shape",
+    "same_type",
+    "elementwise_shape",
+    "forward_only_shape",
+]
+
+
+class ArgShapeMismatch(Exception):
+    """Raised by an op's ``infer_shape``; turned into ShapeError with the node's names."""
+
+    def __init__(self, argument, got, expected, reason=""):
+        super().__init__(argument, got, expected, reason)
+        self.argument, self.got, self.expected, self.reason = argument, got, expected, reason
+
+
+def mismatch(argument, got, expected, reason=""):
+    """The exception an op raises when ``argument`` has shape ``got``, not ``expected``."""
+    return ArgShapeMismatch(argument, got, expected, reason)
+
+
+def known(shape):
+    """Whether every dimension of ``shape`` is known."""
+    return shape is not None and all(d > 0 for d in shape)
+
+
+def merge_shape(a, b, argument="output"):
+    """The shape that agrees with both partial shapes ``a`` and ``b``."""
+    if a is None:
+        return None if b is None else tuple(b)
+    if b is None:
+        return tuple(a)
+    if len(a) != len(b):
+        raise mismatch(argument, tuple(b), tuple(a))
+    merged = []
+    for x, y in zip(a, b, strict=True):
+        if x and y and x != y:
+            raise mismatch(argument, tuple(b), tuple(a))
+        merged.append(x or y)
+    return tuple(merged)
+
+
+def _as_names(spec):
+    return spec if callable(spec) else (lambda _params, _names=tuple(spec): _names)
+
+
+@attrs.frozen
+class OpContext:
+    """What a kernel may know about the call: mode, backend, device, inferred shapes.
+
+    ``out_shapes`` holds the output shapes shape inference settled at bind
+    time (None when the op runs outside an executor); creators whose shape
+    parameter has unknown (0) dimensions, such as an RNN begin state
+    ``_zeros(shape=(0, H))``, take their real shape from it.
+    """
+
+    is_train: bool
+    backend: object
+    device_id: int = 0
+    out_shapes: tuple = None
+
+    @property
+    def xp(self):
+        return self.backend.xp
+
+
+def same_type(params, in_types, out_types, aux_types):
+    """Every input, output and aux state has the dtype of the first known one."""
+    dtype = next((t for t in (*in_types, *out_types, *aux_types) if t is not None), None)
+    if dtype is None:
+        return in_types, out_types, aux_types
+    return (
+        [dtype] * len(in_types),
+        [dtype] * len(out_types),
+        [dtype] * len(aux_types),
+    )
+
+
+def elementwise_shape(params, in_shapes, out_shapes, aux_shapes):
+    """All inputs and outputs share one shape (merged in both directions)."""
+    shape = None
+    names = [f"input {i}" for i in range(len(in_shapes))] + ["output"] * len(out_shapes)
+    for name, s in zip(names, (*in_shapes, *out_shapes), strict=True):
+        shape = merge_shape(shape, s, name)
+    return [shape] * len(in_shapes), [shape] * len(out_shapes), aux_shapes
+
+
+def forward_only_shape(compute):
+    """An ``infer_shape`` from ``compute(params, in_shapes) -> out_shapes`` (all inputs known)."""
+
+    def infer(params, in_shapes, out_shapes, aux_shapes):
+        if all(known(s) for s in in_shapes):
+            computed = compute(params, [tuple(s) for s in in_shapes])
+            out_shapes = [
+                merge_shape(c, o, "output") for c, o in zip(computed, out_shapes, strict=True)
+            ]
+        return in_shapes, out_shapes, aux_shapes
+
+    infer.__name__ = getattr(compute, "__name__", "infer_shape")
+    return infer
+
+
+@attrs.frozen(kw_only=True)
+class OpDef:
+    """One operator: names, parameters, inference, and kernels (see module doc)."""
+
+    name: str
+    forward: object
+    backward: object = None
+    params: type = NoParams
+    arguments: object = attrs.field(default=("data",), converter=_as_names)
+    outputs: object = attrs.field(default=("output",), converter=_as_names)
+    aux_states: object = attrs.field(default=(), converter=_as_names)
+    hidden_outputs: object = 0
+    infer_shape: object = elementwise_shape
+    infer_type: object = same_type
+    is_loss: bool = False
+    aliases: tuple = ()
+    variadic: str = None  # parameter holding the number of inputs (Concat's num_args)
+    doc: str = ""
+
+    def parse(self, raw):
+        """The params object for string (or Python) attributes ``raw``."""
+        return parse_params(self.name, self.params, raw)
+
+    def num_hidden(self, params):
+        hidden = self.hidden_outputs
+        return hidden(params) if callable(hidden) else hidden
+
+    def infer_shapes(self, params, in_shapes, out_shapes=None, aux_shapes=None, node=None):
+        """Run ``infer_shape``, turning a mismatch into ShapeError naming the node."""
+        arg_names = self.arguments(params)
+        out_shapes = out_shapes or [None] * len(self.outputs(params))
+        aux_shapes = aux_shapes or [None] * len(self.aux_states(params))
+        try:
+            return self.infer_shape(params, list(in_shapes), list(out_shapes), list(aux_shapes))
+        except ArgShapeMismatch as exc:
+            given = ", ".join(f"{n}={s}" for n, s in zip(arg_names, in_shapes, strict=False))
+            reason = f" ({exc.reason})" if exc.reason else ""
+            raise ShapeError(
+                f"{self.name} node {node or self.name!r}: argument {exc.argument!r} has shape "
+                f"{exc.got}, expected {exc.expected}{reason}; input shapes given: {given}"
+            ) from None
+
+    def infer_types(self, params, in_types, out_types=None, aux_types=None):
+        out_types = out_types or [None] * len(self.outputs(params))
+        aux_types = aux_types or [None] * len(self.aux_states(params))
+        return self.infer_type(params, list(in_types), list(out_types), list(aux_types))
+
+
+def as_dtype_name(dtype):
+    return None if dtype is None else np.dtype(dtype).name

@@ -1,0 +1,134 @@
+"""Dense layers and activations: FullyConnected, Activation."""
+
+import math
+
+import attrs
+
+from .base import OpDef, known, merge_shape
+from .params import param, positive
+
+__all__ = ["OPS"]
+
+
+# -- FullyConnected -----------------------------------------------------------
+
+
+@attrs.frozen
+class FullyConnectedParams:
+    num_hidden: int = param("int", validator=positive)
+    no_bias: bool = param("bool", False)
+    flatten: bool = param("bool", True)
+
+
+def _fc_arguments(p):
+    return ("data", "weight") if p.no_bias else ("data", "weight", "bias")
+
+
+def _fc_infer_shape(p, in_shapes, out_shapes, aux_shapes):
+    data, hidden = in_shapes[0], p.num_hidden
+    out = None
+    if data is not None:
+        if p.flatten:
+            rest = data[1:]
+            in_dim = math.prod(rest) if known(rest) else 0
+            out = (data[0], hidden)
+        else:
+            in_dim, out = data[-1], (*data[:-1], hidden)
+        in_shapes[1] = merge_shape((hidden, in_dim), in_shapes[1], "weight")
+    if not p.no_bias:
+        in_shapes[2] = merge_shape((hidden,), in_shapes[2], "bias")
+    out = merge_shape(out, out_shapes[0], "output")
+    if data is not None and out is not None and p.flatten and not data[0] and out[0]:
+        in_shapes[0] = (out[0], *data[1:])  # batch size learned from the consumer
+    return in_shapes, [out], aux_shapes
+
+
+def _fc_forward(ctx, p, inputs, aux):
+    xp = ctx.xp
+    data, weight = inputs[0], inputs[1]
+    flat = data.reshape(data.shape[0], -1) if p.flatten else data.reshape(-1, data.shape[-1])
+    out = xp.dot(flat, weight.T)
+    if not p.no_bias:
+        out += inputs[2]
+    if not p.flatten:
+        out = out.reshape(*data.shape[:-1], p.num_hidden)
+    return [out], (data.shape, flat, weight)
+
+
+def _fc_backward(ctx, p, saved, out_grads, need_grad):
+    xp = ctx.xp
+    data_shape, flat, weight = saved
+    grad = out_grads[0].reshape(-1, p.num_hidden)
+    grads = [None] * (2 if p.no_bias else 3)
+    if need_grad[0]:
+        grads[0] = xp.dot(grad, weight).reshape(data_shape)
+    if need_grad[1]:
+        grads[1] = xp.dot(grad.T, flat)
+    if not p.no_bias and need_grad[2]:
+        grads[2] = grad.sum(axis=0)
+    return grads
+
+
+FULLY_CONNECTED = OpDef(
+    name="FullyConnected",
+    params=FullyConnectedParams,
+    arguments=_fc_arguments,
+    infer_shape=_fc_infer_shape,
+    forward=_fc_forward,
+    backward=_fc_backward,
+    doc="out = data . weight^T + bias, data flattened to 2-D unless flatten=False.",
+)
+
+
+# -- Activation ---------------------------------------------------------------
+
+ACT_TYPES = ("relu", "sigmoid", "tanh", "softrelu", "softsign")
+
+
+@attrs.frozen
+class ActivationParams:
+    act_type: str = param("str", choices=ACT_TYPES)
+
+
+def _act_forward(ctx, p, inputs, aux):
+    xp, x = ctx.xp, inputs[0]
+    if p.act_type == "relu":
+        out = xp.maximum(x, 0)
+    elif p.act_type == "sigmoid":
+        out = 1 / (1 + xp.exp(-x))
+    elif p.act_type == "tanh":
+        out = xp.tanh(x)
+    elif p.act_type == "softrelu":
+        out = xp.logaddexp(0, x)
+    else:
+        out = x / (1 + xp.abs(x))
+    out = out.astype(x.dtype, copy=False)
+    return [out], (x, out)
+
+
+def _act_backward(ctx, p, saved, out_grads, need_grad):
+    xp, (x, out), grad = ctx.xp, saved, out_grads[0]
+    if not need_grad[0]:
+        return [None]
+    if p.act_type == "relu":
+        local = out > 0
+    elif p.act_type == "sigmoid":
+        local = out * (1 - out)
+    elif p.act_type == "tanh":
+        local = 1 - out * out
+    elif p.act_type == "softrelu":
+        local = 1 / (1 + xp.exp(-x))
+    else:
+        local = 1 / (1 + xp.abs(x)) ** 2
+    return [(grad * local).astype(x.dtype, copy=False)]
+
+
+ACTIVATION = OpDef(
+    name="Activation",
+    params=ActivationParams,
+    forward=_act_forward,
+    backward=_act_backward,
+    doc="Element-wise activation: relu, sigmoid, tanh, softrelu (log(1+e^x)), softsign.",
+)
+
+OPS = [FULLY_CONNECTED, ACTIVATION]

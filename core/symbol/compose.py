@@ -1,0 +1,208 @@
+"""Making symbols: ``Variable``, one function per operator, and Python operators.
+
+``mx.sym.FullyConnected(data=x, num_hidden=10, name='fc1')`` goes through
+``create``: parameters become string attributes (as MXNet stores them),
+inputs not supplied become variables named ``<node>_<input>``, unnamed nodes
+get a name from the current NameManager, and the current AttrScope adds its
+attributes.
+"""
+
+import numbers
+
+import numpy as np
+
+from .. import registry
+from ..ops.params import to_attr_string
+from .graph import Node
+from .names import AttrScope, NameManager
+from .symbol import Symbol
+
+__all__ = ["Variable", "var", "create", "op_function"]
+
+_DTYPE_FLAGS = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
+                "int64": 6, "bool": 7}
+
+
+def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
+             stype=None, **kwargs):
+    """A graph input named ``name`` (data, label, weight, ...)."""
+    if not isinstance(name, str):
+        raise TypeError(f"Variable name must be a string, got {name!r}")
+    attrs = AttrScope.current().get(attr)
+    if shape is not None:
+        attrs["__shape__"] = str(tuple(shape))
+    if lr_mult is not None:
+        attrs["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attrs["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        attrs["__dtype__"] = str(_DTYPE_FLAGS[np.dtype(dtype).name])
+    if init is not None:
+        attrs["__init__"] = init if isinstance(init, str) else init.dumps()
+    if stype is not None:
+        if stype != "default":
+            raise NotImplementedError(f"stype={stype!r}: rebind stores every array densely")
+        attrs["__storage_type__"] = "0"
+    for key, value in kwargs.items():
+        if not (key.startswith("__") and key.endswith("__")):
+            raise ValueError(f"Variable attribute {key!r} must start and end with '__'")
+        attrs[key] = str(value)
+    return Symbol([(Node(None, name, attrs), 0)])
+
+
+var = Variable
+
+
+def _single_entry(symbol, op_name, slot):
+    if not isinstance(symbol, Symbol):
+        raise TypeError(f"{op_name}: input {slot!r} must be a Symbol, got {type(symbol).__name__}")
+    if len(symbol) != 1:
+        raise ValueError(f"{op_name}: input {slot!r} has {len(symbol)} outputs; pass one of them "
+                         "(e.g. sym[0])")
+    return symbol._heads[0]
+
+
+def create(op_name, hint, args, kwargs):
+    """A symbol applying operator ``op_name`` (see module doc)."""
+    op = registry.lookup("operators", op_name)
+    name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
+    inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
+    raw = {k: to_attr_string(v) for k, v in kwargs.items() if k not in inputs}
+    positional = _flatten_positional(op.name, args)
+    if op.variadic and op.variadic not in raw:
+        raw[op.variadic] = str(len(positional) + len(inputs))
+    params = op.parse(raw)
+    node_name = NameManager.current().get(name, hint)
+    attrs = {**raw, **AttrScope.current().get(attr)}
+    slots = (*op.arguments(params), *op.aux_states(params))
+    entries = _assign_inputs(op.name, slots, positional, inputs, node_name, attrs)
+    return Symbol([(Node(op, node_name, attrs, entries), i) for i in range(len(op.outputs(params)))])
+
+
+def _flatten_positional(op_name, args):
+    flat = []
+    for value in args:
+        if isinstance(value, (list, tuple)):
+            flat.extend(value)
+        else:
+            flat.append(value)
+    for value in flat:
+        if not isinstance(value, Symbol):
+            raise TypeError(f"{op_name}: positional arguments must be Symbols, got {value!r}; "
+                            "pass parameters by keyword")
+    return flat
+
+
+def _assign_inputs(op_name, slots, positional, named, node_name, attrs):
+    if len(positional) > len(slots):
+        raise ValueError(f"{op_name}: {len(positional)} inputs given, it takes {len(slots)} "
+                         f"({', '.join(slots)})")
+    unknown = set(named) - set(slots)
+    if unknown:
+        raise ValueError(f"{op_name}: unknown input {sorted(unknown)[0]!r}; inputs are "
+                         f"{', '.join(slots)}")
+    entries = []
+    for index, slot in enumerate(slots):
+        if index < len(positional):
+            if slot in named:
+                raise ValueError(f"{op_name}: input {slot!r} given twice")
+            entries.append(_single_entry(positional[index], op_name, slot))
+        elif slot in named:
+            entries.append(_single_entry(named[slot], op_name, slot))
+        else:
+            entries.append((Node(None, f"{node_name}_{slot}", attrs), 0))
+    return entries
+
+
+def op_function(op_name, func_name):
+    """The ``mx.sym.<func_name>`` function for an operator."""
+    op = registry.lookup("operators", op_name)
+
+    def creator(*args, **kwargs):
+        return create(op_name, func_name.lower(), args, kwargs)
+
+    creator.__name__ = creator.__qualname__ = func_name
+    creator.__doc__ = f"{op.name}: {op.doc}" if op.doc else op.name
+    return creator
+
+
+# -- Python operators on symbols --------------------------------------------------
+
+_BINARY = {  # python operator -> (op with a symbol, op with a scalar, reflected scalar op)
+    "add": ("elemwise_add", "_plus", "_plus_scalar", "_plusscalar", "_plus_scalar", "_plusscalar"),
+    "sub": ("elemwise_sub", "_minus", "_minus_scalar", "_minusscalar",
+            "_rminus_scalar", "_rminusscalar"),
+    "mul": ("elemwise_mul", "_mul", "_mul_scalar", "_mulscalar", "_mul_scalar", "_mulscalar"),
+    "truediv": ("elemwise_div", "_div", "_div_scalar", "_divscalar",
+                "_rdiv_scalar", "_rdivscalar"),
+    "pow": ("_power", "_power", "_power_scalar", "_powerscalar",
+            "_rpower_scalar", "_rpower_scalar"),
+    "mod": ("_mod", "_mod", "_mod_scalar", "_modscalar", "_rmod_scalar", "_rmodscalar"),
+}
+
+_COMPARE = {
+    "eq": ("_equal", "_equal_scalar"), "ne": ("_not_equal", "_not_equal_scalar"),
+    "gt": ("_greater", "_greater_scalar"), "ge": ("_greater_equal", "_greater_equal_scalar"),
+    "lt": ("_lesser", "_lesser_scalar"), "le": ("_lesser_equal", "_lesser_equal_scalar"),
+}
+
+
+def _binary(kind, reflected):
+    sym_op, sym_hint, scalar_op, scalar_hint, rscalar_op, rscalar_hint = _BINARY[kind]
+
+    def method(self, other):
+        if isinstance(other, Symbol):
+            lhs, rhs = (other, self) if reflected else (self, other)
+            return create(sym_op, sym_hint, (lhs, rhs), {})
+        if isinstance(other, numbers.Number):
+            op, hint = (rscalar_op, rscalar_hint) if reflected else (scalar_op, scalar_hint)
+            return create(op, hint, (self,), {"scalar": other})
+        return NotImplemented
+
+    return method
+
+
+def _compare(kind):
+    sym_op, scalar_op = _COMPARE[kind]
+
+    def method(self, other):
+        if isinstance(other, Symbol):
+            return create(sym_op, sym_op, (self, other), {})
+        if isinstance(other, numbers.Number):
+            return create(scalar_op, scalar_op, (self,), {"scalar": other})
+        return NotImplemented
+
+    return method
+
+
+def _install_operators():
+    for kind in _BINARY:
+        setattr(Symbol, f"__{kind}__", _binary(kind, reflected=False))
+        setattr(Symbol, f"__r{kind}__", _binary(kind, reflected=True))
+    Symbol.__div__, Symbol.__rdiv__ = Symbol.__truediv__, Symbol.__rtruediv__
+    for kind in _COMPARE:
+        setattr(Symbol, f"__{kind}__", _compare(kind))
+    Symbol.__hash__ = object.__hash__
+    Symbol.__neg__ = lambda self: create("_mul_scalar", "_mulscalar", (self,), {"scalar": -1.0})
+    Symbol.__call__ = _compose
+
+
+def _compose(self, *args, **kwargs):
+    """A copy of this symbol with its argument variables replaced by other symbols."""
+    name = kwargs.pop("name", None)
+    clone = self.__deepcopy__(None)
+    arguments = clone.list_arguments()
+    if args:
+        if kwargs:
+            raise ValueError("compose with either positional or keyword symbols, not both")
+        kwargs = dict(zip(arguments, args, strict=False))
+    replace = {n: _single_entry(s, "compose", n) for n, s in kwargs.items()}
+    for node in clone._nodes():
+        node.inputs = [replace.get(child.name, (child, i)) if child.op is None else (child, i)
+                       for child, i in node.inputs]
+    if name is not None and len(clone) == 1:
+        clone._heads[0][0].name = name
+    return clone
+
+
+_install_operators()

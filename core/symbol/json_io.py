@@ -1,0 +1,148 @@
+"""Symbol JSON in MXNet's format, read and written byte for byte.
+
+The writer reproduces the layout of MXNet 1.9.1's JSON writer: two-space
+indentation, ``", "`` before each line break, objects of one key and short
+arrays on one line (see reference/FORMATS.md, part (b)). The reader also
+accepts older files (``attr``/``param`` keys, two-element input entries,
+missing ``node_row_ptr``).
+"""
+
+import json
+
+from .. import registry
+from ..errors import FormatError, RebindError
+from .graph import Node, topological_order
+
+__all__ = ["graph_to_json", "graph_from_json"]
+
+MXNET_VERSION = 10901
+
+
+# -- writing --------------------------------------------------------------------
+
+
+def _text(value):
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _inline(items):
+    return "[" + ", ".join(items) + "]"
+
+
+def _block(items, indent):
+    """A multi-line container body in MXNet's style (each line ends with ', ')."""
+    pad = " " * (indent + 2)
+    return (", ".join("\n" + pad + item for item in items)) + "\n" + " " * indent
+
+
+def _attrs_text(attrs, indent):
+    pairs = [f"{_text(k)}: {_text(v)}" for k, v in sorted(attrs.items())]
+    if len(pairs) == 1:
+        return "{" + pairs[0] + "}"
+    return "{" + _block(pairs, indent) + "}"
+
+
+def _node_text(node, ids, indent):
+    fields = [f'"op": {_text("null" if node.op is None else node.op.name)}',
+              f'"name": {_text(node.name)}']
+    if node.attrs:
+        fields.append(f'"attrs": {_attrs_text(node.attrs, indent + 2)}')
+    entries = [f"[{ids[id(child)]}, {index}, 0]" for child, index in node.inputs]
+    fields.append(f'"inputs": {_inline(entries)}')
+    return "{" + _block(fields, indent) + "}"
+
+
+def _int_array(values, indent):
+    items = [str(v) for v in values]
+    return _inline(items) if len(items) <= 10 else "[" + _block(items, indent) + "]"
+
+
+def graph_to_json(heads):
+    """The JSON text MXNet writes for a symbol with these head entries."""
+    nodes = topological_order(heads)
+    ids = {id(node): i for i, node in enumerate(nodes)}
+    row_ptr = [0]
+    for node in nodes:
+        hidden = 0 if node.op is None else node.op.num_hidden(node.params)
+        row_ptr.append(row_ptr[-1] + node.num_outputs + hidden)
+    sections = [
+        '"nodes": [' + _block([_node_text(n, ids, 4) for n in nodes], 2) + "]",
+        f'"arg_nodes": {_int_array([ids[id(n)] for n in nodes if n.op is None], 2)}',
+        f'"node_row_ptr": {_int_array(row_ptr, 2)}',
+        '"heads": ' + _inline([f"[{ids[id(n)]}, {i}, 0]" for n, i in heads]),
+        f'"attrs": {{"mxnet_version": ["int", {MXNET_VERSION}]}}',
+    ]
+    return "{" + _block(sections, 0) + "}"
+
+
+# -- reading --------------------------------------------------------------------
+
+
+def graph_from_json(text, source="<json>"):
+    """The head entries of the graph described by MXNet JSON ``text``."""
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise FormatError(f"{source}: not valid JSON: {exc}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
+        raise FormatError(f"{source}: a symbol file is an object with a 'nodes' list")
+    nodes = []
+    for index, spec in enumerate(document["nodes"]):
+        nodes.append(_read_node(spec, index, nodes, source))
+    heads = document.get("heads")
+    if not isinstance(heads, list) or not heads:
+        raise FormatError(f"{source}: 'heads' must be a non-empty list of entries")
+    return [_entry(entry, nodes, f"heads[{i}]", source) for i, entry in enumerate(heads)]
+
+
+def _read_node(spec, index, nodes, source):
+    where = f"{source}: node {index}"
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise FormatError(f"{where} must be an object with a string 'name'")
+    op_name, name = spec.get("op", "null"), spec["name"]
+    attrs = {}
+    for key in ("param", "attr", "attrs"):  # older files split attributes in two
+        value = spec.get(key) or {}
+        if not isinstance(value, dict):
+            raise FormatError(f"{where} ({name!r}): {key!r} must be an object")
+        attrs.update({str(k): str(v) for k, v in value.items()})
+    inputs = [_entry(e, nodes, f"node {name!r} input {i}", source)
+              for i, e in enumerate(spec.get("inputs", []))]
+    if op_name == "null":
+        if inputs:
+            raise FormatError(f"{where} ({name!r}): a variable cannot have inputs")
+        return Node(None, name, attrs)
+    try:
+        op = registry.lookup("operators", op_name)
+    except RebindError as exc:
+        raise FormatError(f"{where} ({name!r}) uses operator {op_name!r}: {exc}") from None
+    node = Node(op, name, attrs, inputs)
+    _check_node(node, where)
+    return node
+
+
+def _check_node(node, where):
+    try:
+        expected = len(node.argument_names()) + len(node.aux_names())
+    except RebindError as exc:
+        raise FormatError(f"{where} ({node.name!r}): {exc}") from None
+    if len(node.inputs) != expected:
+        raise FormatError(
+            f"{where} ({node.name!r}): {node.op.name} takes {expected} inputs "
+            f"({', '.join((*node.argument_names(), *node.aux_names()))}), the file gives "
+            f"{len(node.inputs)}"
+        )
+
+
+def _entry(entry, nodes, what, source):
+    if not isinstance(entry, list) or len(entry) not in (2, 3):
+        raise FormatError(f"{source}: {what} must be [node, output, version], got {entry!r}")
+    node_id, index = entry[0], entry[1]
+    if not isinstance(node_id, int) or not 0 <= node_id < len(nodes):
+        raise FormatError(f"{source}: {what} refers to node {node_id!r}, which comes later "
+                          "or does not exist (nodes must be in topological order)")
+    node = nodes[node_id]
+    if not isinstance(index, int) or not 0 <= index < node.num_outputs:
+        raise FormatError(f"{source}: {what} refers to output {index!r} of {node.name!r}, "
+                          f"which has {node.num_outputs}")
+    return node, index

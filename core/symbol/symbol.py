@@ -1,0 +1,259 @@
+"""Symbol: a list of output entries of a graph, with MXNet's Symbol API."""
+
+import numbers
+
+from ..errors import FormatError, ShapeError
+from ..fileutil import write_atomic
+from .graph import Node, topological_order
+from .infer import arguments_and_aux, infer_graph_shapes, infer_graph_types, unresolved
+from .json_io import graph_from_json, graph_to_json
+
+__all__ = ["Symbol", "load", "load_json", "Group"]
+
+# Attributes MXNet stores as __key__ but also lists, reads and sets as plain key.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+               "profiler_scope")
+
+
+def _listed(attrs):
+    """Attributes as MXNet lists them: hidden ones also under their plain name."""
+    listed = dict(attrs)
+    for key in HIDDEN_KEYS:
+        if f"__{key}__" in attrs:
+            listed[key] = attrs[f"__{key}__"]
+    return listed
+
+
+def _stored_key(key):
+    return f"__{key}__" if key in HIDDEN_KEYS else key
+
+
+class Symbol:
+    """One or more outputs of a graph of operators (``mx.sym.Symbol``)."""
+
+    __slots__ = ("_heads", "__weakref__")
+
+    def __init__(self, heads):
+        self._heads = list(heads)
+
+    # -- description ------------------------------------------------------------
+    @property
+    def name(self):
+        """The name of the single output's node; None for a group."""
+        return self._heads[0][0].name if len(self._heads) == 1 else None
+
+    def _nodes(self):
+        return topological_order(self._heads)
+
+    def list_arguments(self):
+        """Names of the arguments (inputs that are not auxiliary states), in graph order."""
+        return [n.name for n in arguments_and_aux(self._nodes())[0]]
+
+    def list_auxiliary_states(self):
+        """Names of the auxiliary states (BatchNorm's moving statistics), in graph order."""
+        return [n.name for n in arguments_and_aux(self._nodes())[1]]
+
+    def list_inputs(self):
+        """Names of every input variable, arguments and auxiliary states, in graph order."""
+        return [n.name for n in self._nodes() if n.op is None]
+
+    def list_outputs(self):
+        """Names of the outputs: ``<node>_output`` and the like, or a variable's name."""
+        return [node.output_name(index) for node, index in self._heads]
+
+    def get_internals(self):
+        """A symbol whose outputs are every output of every node, in graph order."""
+        return Symbol([(n, i) for n in self._nodes() for i in range(n.num_outputs)])
+
+    def get_children(self):
+        """The inputs of this symbol's node as one grouped symbol; None for a variable."""
+        inputs = [entry for node, _ in self._heads for entry in node.inputs]
+        return Symbol(inputs) if inputs else None
+
+    def __len__(self):
+        return len(self._heads)
+
+    def __iter__(self):
+        return (Symbol([entry]) for entry in self._heads)
+
+    def __getitem__(self, index):
+        if isinstance(index, str):
+            names = self.list_outputs()
+            matches = [i for i, n in enumerate(names) if n == index]
+            if len(matches) != 1:
+                found = "no" if not matches else "several"
+                raise ValueError(f"{found} output named {index!r}; outputs are: {names}")
+            index = matches[0]
+        if isinstance(index, slice):
+            return Symbol(self._heads[index])
+        if not isinstance(index, numbers.Integral):
+            raise TypeError(f"symbol index must be an int, a slice or a name, got {index!r}")
+        if not -len(self._heads) <= index < len(self._heads):
+            raise IndexError(f"output {index} out of range: the symbol has {len(self._heads)}")
+        return Symbol([self._heads[index]])
+
+    def __repr__(self):
+        if len(self._heads) == 1:
+            return f"<Symbol {self.name}>"
+        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+
+    # -- attributes -------------------------------------------------------------
+    def _single_node(self, what):
+        if len(self._heads) != 1:
+            raise ValueError(f"{what} needs a symbol with one output, this one has {len(self)}")
+        return self._heads[0][0]
+
+    def attr(self, key):
+        """The attribute ``key`` of this symbol's node, or None."""
+        return self._single_node("attr").attrs.get(_stored_key(key))
+
+    def list_attr(self, recursive=False):
+        """The attributes of this symbol's node (``recursive`` is MXNet's removed option)."""
+        if recursive:
+            raise DeprecationWarning("list_attr(recursive=True) is gone in MXNet 1.x: use attr_dict()")
+        return _listed(self._single_node("list_attr").attrs)
+
+    def attr_dict(self):
+        """{node name: attributes} for every node that has attributes."""
+        return {n.name: _listed(n.attrs) for n in self._nodes() if n.attrs}
+
+    def _set_attr(self, **kwargs):
+        node = self._single_node("_set_attr")
+        for key, value in kwargs.items():
+            if not isinstance(value, str):
+                raise ValueError(f"attribute {key!r} must be a string, got {value!r}")
+            node.set_attr(_stored_key(key), value)
+
+    # -- copies and JSON ----------------------------------------------------------
+    def __copy__(self):
+        return self.__deepcopy__(None)
+
+    def __deepcopy__(self, memo):
+        clones = {}
+        for node in self._nodes():
+            inputs = [(clones[id(child)], index) for child, index in node.inputs]
+            clones[id(node)] = Node(node.op, node.name, node.attrs, inputs)
+        return Symbol([(clones[id(node)], index) for node, index in self._heads])
+
+    def tojson(self, remove_amp_cast=True):
+        """The symbol in MXNet's JSON format, byte for byte as MXNet 1.9.1 writes it."""
+        return graph_to_json(self._heads)
+
+    def save(self, fname, remove_amp_cast=True):
+        """Write ``tojson()`` to ``fname`` atomically."""
+        write_atomic(fname, self.tojson().encode("utf-8"))
+
+    # -- inference ------------------------------------------------------------------
+    def _given(self, args, kwargs, what):
+        if args and kwargs:
+            raise ValueError(f"{what}: pass shapes either positionally or by name, not both")
+        if args:
+            names = self.list_arguments()
+            if len(args) > len(names):
+                raise ValueError(f"{what}: {len(args)} values for {len(names)} arguments")
+            kwargs = {n: v for n, v in zip(names, args, strict=False) if v is not None}
+        unknown = set(kwargs) - set(self.list_inputs())
+        if unknown:
+            raise ValueError(f"{what}: {sorted(unknown)} are not inputs of this symbol; "
+                             f"inputs are {self.list_inputs()}")
+        return kwargs
+
+    def _infer_shape(self, args, kwargs, partial):
+        given = {k: tuple(v) for k, v in self._given(args, kwargs, "infer_shape").items()}
+        nodes, shapes = infer_graph_shapes(self._heads, given)
+        if not partial:
+            problem = unresolved(nodes, shapes, given)
+            if problem is None:
+                problem = self._unknown_argument(nodes, shapes, given)
+            if problem is not None:
+                raise problem
+        args_, aux_ = arguments_and_aux(nodes)
+
+        def shape_of(node, index=0):
+            return tuple(shapes.get((id(node), index)) or ())
+
+        return ([shape_of(n) for n in args_], [shape_of(n, i) for n, i in self._heads],
+                [shape_of(n) for n in aux_])
+
+    def _unknown_argument(self, nodes, shapes, given):
+        for node in nodes:
+            if node.op is None and shapes.get((id(node), 0)) is None:
+                return ShapeError(f"cannot infer the shape of argument {node.name!r}; "
+                                  f"input shapes given: {given}")
+        return None
+
+    def infer_shape(self, *args, **kwargs):
+        """(argument shapes, output shapes, aux shapes) from some input shapes.
+
+        Raises ShapeError naming the node and argument when the shapes
+        conflict or cannot all be inferred (MXNet returns Nones instead).
+        """
+        return self._infer_shape(args, kwargs, partial=False)
+
+    def infer_shape_partial(self, *args, **kwargs):
+        """Like ``infer_shape``, leaving unknown shapes as ``()`` or with 0 dims."""
+        return self._infer_shape(args, kwargs, partial=True)
+
+    def infer_type(self, *args, **kwargs):
+        """(argument dtypes, output dtypes, aux dtypes) as NumPy types; float32 by default."""
+        import numpy as np
+
+        given = {k: np.dtype(v).name for k, v in self._given(args, kwargs, "infer_type").items()}
+        nodes, types = infer_graph_types(self._heads, given)
+        args_, aux_ = arguments_and_aux(nodes)
+
+        def type_of(node, index=0):
+            return np.dtype(types.get((id(node), index)) or "float32").type
+
+        return ([type_of(n) for n in args_], [type_of(n, i) for n, i in self._heads],
+                [type_of(n) for n in aux_])
+
+    # -- binding --------------------------------------------------------------------
+    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
+                    group2ctx=None, shared_arg_names=None, shared_exec=None,
+                    shared_buffer=None, **kwargs):
+        """Allocate arrays from input shapes and bind them (see ``rebind.executor``)."""
+        from ..executor import simple_bind
+
+        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict,
+                           group2ctx=group2ctx, shared_arg_names=shared_arg_names,
+                           shared_exec=shared_exec, shared_buffer=shared_buffer, shapes=kwargs)
+
+    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
+             group2ctx=None, shared_exec=None):
+        """Bind to given argument arrays (see ``rebind.executor``)."""
+        from ..executor import bind
+
+        return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req,
+                    aux_states=aux_states, group2ctx=group2ctx, shared_exec=shared_exec)
+
+    def eval(self, ctx=None, **kwargs):
+        """Bind to ``kwargs`` (name -> NDArray), run forward, and return the outputs."""
+        from ..context import current_context
+
+        executor = self.bind(ctx or current_context(), kwargs, grad_req="null")
+        return executor.forward()
+
+
+def Group(symbols):
+    """One symbol whose outputs are the outputs of ``symbols``, in order."""
+    symbols = list(symbols)
+    if not symbols or not all(isinstance(s, Symbol) for s in symbols):
+        raise TypeError("Group takes a non-empty list of Symbols")
+    return Symbol([entry for s in symbols for entry in s._heads])
+
+
+def load_json(json_str):
+    """A symbol from MXNet JSON text."""
+    return Symbol(graph_from_json(json_str))
+
+
+def load(fname):
+    """A symbol from an MXNet ``-symbol.json`` file."""
+    with open(fname, "rb") as handle:
+        raw = handle.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(f"{fname}: not UTF-8 text at offset {exc.start}") from None
+    return Symbol(graph_from_json(text, source=str(fname)))
