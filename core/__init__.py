@@ -1,6 +1,6 @@
 """rebind: MXNet 1.x's Module API on NumPy and CuPy. ``import rebind as mx``."""
 
-from . import attribute, errors, executor, name, ndarray, random, registry, symbol
+from . import attribute, errors, executor, name, ndarray, operator, random, registry, symbol
 from . import ndarray as nd
 from . import symbol as sym
 from .attribute import AttrScope
@@ -40,4 +40,5 @@ __all__ = [
     "registry",
     "sym",
     "symbol",
+    "operator",
 ]

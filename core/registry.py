@@ -14,6 +14,7 @@ naming both.
 import difflib
 import importlib
 import os
+import pkgutil
 import threading
 import warnings
 
@@ -39,13 +40,15 @@ __all__ = [
 ENTRY_POINT_GROUP = "rebind"
 
 # Built-in plugin modules, registered under their module names (which is also
-# the name REBIND_BLOCKED_PLUGINS uses). Order matters only for preference:
-# the first backend registered for a device type serves it by default.
+# the name REBIND_BLOCKED_PLUGINS uses), followed by every module of the
+# rebind.plugins package. Order matters only for preference: the first backend
+# registered for a device type serves it by default.
 BUILTIN_PLUGINS = (
     "rebind.backends.numpy_backend",
     "rebind.backends.cupy_backend",
     "rebind.ops",
 )
+PLUGIN_PACKAGE = "rebind.plugins"
 
 # family -> whether its names are looked up case-insensitively (as MXNet does)
 FAMILIES = {
@@ -167,13 +170,20 @@ def _build_manager():
     manager.add_hookspecs(hookspecs)
     for blocked in _env_list("REBIND_BLOCKED_PLUGINS"):
         manager.set_blocked(blocked)
-    for module_name in BUILTIN_PLUGINS:
+    for module_name in builtin_plugin_names():
         if not manager.is_blocked(module_name):
             _register(manager, importlib.import_module(module_name), module_name)
     if os.environ.get("REBIND_DISABLE_PLUGIN_AUTOLOAD", "") not in ("1", "true", "True"):
         _load_entry_points(manager)
     _check_unknown_hooks(manager)
     return manager
+
+
+def builtin_plugin_names():
+    """The module names of rebind's own plugins, in registration order."""
+    package = importlib.import_module(PLUGIN_PACKAGE)
+    found = sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+    return (*BUILTIN_PLUGINS, *(f"{PLUGIN_PACKAGE}.{name}" for name in found))
 
 
 def _register(manager, plugin, name):

@@ -4,28 +4,44 @@ from . import random
 from .creation import (
     arange,
     array,
-    concat,
     concatenate,
-    dot,
     empty,
     full,
     ones,
     ones_like,
-    stack,
     waitall,
     zeros,
     zeros_like,
 )
+from .imperative import install_methods, op_function
 from .ndarray import NDArray
 from .serialization import load, load_frombuffer, save
+
+install_methods(NDArray)
+_functions = {}
+
+
+def __getattr__(name):
+    """``mx.nd.<op>``: a function running the operator's kernel (made on first access)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    function = _functions.get(name)
+    if function is None:
+        from ..errors import UnknownNameError
+
+        try:
+            function = op_function(name, name)
+        except UnknownNameError as exc:
+            raise AttributeError(f"module 'rebind.ndarray' has no attribute {name!r} ({exc})") \
+                from None
+        _functions[name] = function
+    return function
 
 __all__ = [
     "NDArray",
     "arange",
     "array",
-    "concat",
     "concatenate",
-    "dot",
     "empty",
     "full",
     "load",
@@ -34,7 +50,6 @@ __all__ = [
     "ones_like",
     "random",
     "save",
-    "stack",
     "waitall",
     "zeros",
     "zeros_like",

@@ -17,9 +17,7 @@ __all__ = [
     "arange",
     "zeros_like",
     "ones_like",
-    "concat",
     "concatenate",
-    "stack",
     "dot",
     "waitall",
 ]
@@ -145,40 +143,6 @@ def concatenate(arrays, axis=0, always_copy=True):
         raise ShapeError(
             f"concatenate along axis {axis}: shapes {shapes} do not fit: {exc}"
         ) from exc
-
-
-def concat(*data, dim=1, **kwargs):
-    """MXNet's ``concat``: join along ``dim`` (default 1)."""
-    kwargs.pop("num_args", None)
-    if kwargs:
-        raise TypeError(f"unexpected arguments {sorted(kwargs)}")
-    return concatenate(data, axis=dim)
-
-
-def stack(*data, axis=0, **kwargs):
-    """Join arrays of one shape along a new axis."""
-    kwargs.pop("num_args", None)
-    if kwargs:
-        raise TypeError(f"unexpected arguments {sorted(kwargs)}")
-    ctx = _same_context(list(data), "stack")
-    shapes = {a.shape for a in data}
-    if len(shapes) != 1:
-        raise ShapeError(f"stack: all arrays need one shape, got {[a.shape for a in data]}")
-    return NDArray(ctx.backend.xp.stack([a.data for a in data], axis=axis), ctx)
-
-
-def dot(lhs, rhs, transpose_a=False, transpose_b=False):
-    """MXNet's ``dot``: the last axis of ``lhs`` against the first axis of ``rhs``."""
-    ctx = _same_context([lhs, rhs], "dot")
-    a = lhs.data.T if transpose_a else lhs.data
-    b = rhs.data.T if transpose_b else rhs.data
-    if a.shape[-1] != b.shape[0]:
-        raise ShapeError(
-            f"dot: lhs shape {lhs.shape}{' (transposed)' * transpose_a} and rhs shape "
-            f"{rhs.shape}{' (transposed)' * transpose_b} do not contract"
-        )
-    out = ctx.backend.xp.tensordot(a, b, axes=1)
-    return NDArray(out.reshape(1) if out.ndim == 0 else out, ctx)
 
 
 def waitall():

@@ -162,7 +162,12 @@ def parse_params(op_name, params_class, raw):
     """Build ``params_class`` from ``raw`` (name -> string or Python value).
 
     Hidden attributes (``__lr_mult__``, ``__ctx_group__``, ...) are skipped.
+    A class with open-ended parameters (Custom's) parses ``raw`` itself: when
+    it defines a classmethod ``from_attrs(op_name, raw)``, that is used instead.
     """
+    own_parser = getattr(params_class, "from_attrs", None)
+    if own_parser is not None:
+        return own_parser(op_name, raw)
     fields = attrs.fields_dict(params_class)
     values = {}
     for name, value in raw.items():

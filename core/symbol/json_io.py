@@ -42,14 +42,31 @@ def _attrs_text(attrs, indent):
     return "{" + _block(pairs, indent) + "}"
 
 
-def _node_text(node, ids, indent):
+def _node_text(node, ids, versions, indent):
     fields = [f'"op": {_text("null" if node.op is None else node.op.name)}',
               f'"name": {_text(node.name)}']
     if node.attrs:
         fields.append(f'"attrs": {_attrs_text(node.attrs, indent + 2)}')
-    entries = [f"[{ids[id(child)]}, {index}, 0]" for child, index in node.inputs]
+    entries = [f"[{ids[id(child)]}, {index}, {version}]"
+               for (child, index), version in zip(node.inputs, _input_versions(node, versions),
+                                                  strict=True)]
     fields.append(f'"inputs": {_inline(entries)}')
     return "{" + _block(fields, indent) + "}"
+
+
+def _input_versions(node, versions):
+    """Entry versions: MXNet counts each mutation of a variable (an aux-state input)."""
+    if node.op is None:
+        return []
+    first_aux = len(node.argument_names())
+    result = []
+    for position, (child, _) in enumerate(node.inputs):
+        if position >= first_aux and child.op is None:
+            versions[id(child)] = versions.get(id(child), 0) + 1
+            result.append(versions[id(child)])
+        else:
+            result.append(0)
+    return result
 
 
 def _int_array(values, indent):
@@ -65,8 +82,9 @@ def graph_to_json(heads):
     for node in nodes:
         hidden = 0 if node.op is None else node.op.num_hidden(node.params)
         row_ptr.append(row_ptr[-1] + node.num_outputs + hidden)
+    versions = {}
     sections = [
-        '"nodes": [' + _block([_node_text(n, ids, 4) for n in nodes], 2) + "]",
+        '"nodes": [' + _block([_node_text(n, ids, versions, 4) for n in nodes], 2) + "]",
         f'"arg_nodes": {_int_array([ids[id(n)] for n in nodes if n.op is None], 2)}',
         f'"node_row_ptr": {_int_array(row_ptr, 2)}',
         '"heads": ' + _inline([f"[{ids[id(n)]}, {i}, 0]" for n, i in heads]),

@@ -1,0 +1,150 @@
+"""Imperative operator calls: ``mx.nd.FullyConnected(...)``, ``x.sum(axis=1)``.
+
+Each call runs the operator's forward kernel once on the inputs' context, in
+inference mode (as MXNet does outside ``autograd.record``), with the same
+OpDef the executor uses: one definition, two ways to call it.
+"""
+
+import functools
+
+import attrs
+
+from .. import registry
+from ..context import current_context
+from ..errors import ContextMismatchError
+from ..ops.base import OpContext
+from ..ops.params import to_attr_string
+from .ndarray import NDArray
+
+__all__ = ["invoke", "op_function", "install_methods"]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(op, raw_items):
+    return op.parse(dict(raw_items))
+
+
+def _split(op, args, kwargs):
+    """(positional arrays, named arrays, string params) from a call's arguments.
+
+    Positional values after the arrays are parameters in the order the op
+    declares them, as in MXNet's generated functions (``x.clip(0, 1)``).
+    """
+    arrays, position = [], 0
+    for value in args:
+        if isinstance(value, (list, tuple)) and value and isinstance(value[0], NDArray):
+            arrays.extend(value)
+        elif isinstance(value, NDArray):
+            arrays.append(value)
+        else:
+            break
+        position += 1
+    extra = args[position:]
+    fields = [f.name for f in attrs.fields(op.params)]
+    if len(extra) > len(fields):
+        raise TypeError(f"{op.name}: {len(extra)} positional parameters, it has {fields}")
+    named = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
+    params = {k: to_attr_string(v) for k, v in kwargs.items() if k not in named}
+    for field, value in zip(fields, extra, strict=False):
+        if field in params:
+            raise TypeError(f"{op.name}: parameter {field!r} given twice")
+        params[field] = to_attr_string(value)
+    return arrays, named, params
+
+
+def _inputs(op, params, arrays, named):
+    slots = (*op.arguments(params), *op.aux_states(params))
+    unknown = set(named) - set(slots)
+    if unknown:
+        raise ValueError(f"{op.name}: unknown input {sorted(unknown)[0]!r}; inputs are {slots}")
+    values = list(arrays) + [named[s] for s in slots[len(arrays):] if s in named]
+    if len(values) != len(slots):
+        raise ValueError(f"{op.name}: takes inputs ({', '.join(slots)}), {len(values)} given")
+    return values[: len(op.arguments(params))], values[len(op.arguments(params)):]
+
+
+def _context(op_name, values):
+    ctx = values[0].context if values else current_context()
+    for value in values[1:]:
+        if value.context != ctx:
+            raise ContextMismatchError(f"{op_name}: inputs live on {ctx} and {value.context}")
+    return ctx
+
+
+def invoke(op_name, args, kwargs):
+    """Run operator ``op_name`` once; returns an NDArray or a list of them."""
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out", None)
+    kwargs.pop("name", None)
+    ctx_arg = kwargs.pop("ctx", None)
+    op = registry.lookup("operators", op_name)
+    arrays, named, raw = _split(op, args, kwargs)
+    if op.variadic and op.variadic not in raw:
+        raw[op.variadic] = str(len(arrays))
+    params = _parsed(op, tuple(sorted(raw.items())))
+    inputs, aux = _inputs(op, params, arrays, named)
+    ctx = _context(op.name, inputs + aux) if inputs or aux else _creation_context(ctx_arg)
+    _, out_shapes, _ = op.infer_shapes(params, [a.shape for a in inputs], None,
+                                       [a.shape for a in aux], node=op.name)
+    op_ctx = OpContext(False, ctx.backend, ctx.device_id, tuple(out_shapes))
+    outputs, _ = op.forward(op_ctx, params, [a._data for a in inputs], [a._data for a in aux])
+    results = [NDArray(o, ctx) for o in outputs]
+    return _deliver(results, out)
+
+
+def _creation_context(ctx_arg):
+    from ..context import Context
+
+    return current_context() if ctx_arg is None else Context(ctx_arg)
+
+
+def _deliver(results, out):
+    if out is not None:
+        targets = out if isinstance(out, (list, tuple)) else [out]
+        for target, result in zip(targets, results, strict=False):
+            result.copyto(target)
+        return out
+    return results[0] if len(results) == 1 else results
+
+
+def op_function(op_name, func_name):
+    """The ``mx.nd.<func_name>`` function of an operator."""
+    op = registry.lookup("operators", op_name)
+
+    def call(*args, **kwargs):
+        return invoke(op_name, args, kwargs)
+
+    call.__name__ = call.__qualname__ = func_name
+    call.__doc__ = f"{op.name}: {op.doc}" if op.doc else op.name
+    return call
+
+
+# NDArray methods that forward to an operator with the array as first input.
+METHOD_OPS = {
+    name: name for name in (
+        "sum", "mean", "max", "min", "prod", "nansum", "norm", "argmax", "argmin",
+        "argmax_channel", "clip", "sqrt", "rsqrt", "square", "exp", "expm1", "log", "log2",
+        "log10", "log1p", "sign", "round", "floor", "ceil", "trunc", "relu", "sigmoid", "tanh",
+        "softmax", "log_softmax", "transpose", "expand_dims", "squeeze", "flatten", "tile",
+        "repeat", "slice", "slice_axis", "broadcast_to", "broadcast_axes", "one_hot", "pick",
+        "take", "topk", "sort", "argsort", "split", "swapaxes", "reciprocal", "cbrt", "sin",
+        "cos", "tan", "zeros_like", "ones_like", "abs",
+    )
+}
+
+
+def install_methods(cls):
+    """Give NDArray a method per entry of METHOD_OPS (looked up when first called)."""
+    for method, op_name in METHOD_OPS.items():
+        if method in cls.__dict__:
+            continue
+        setattr(cls, method, _method(op_name, method))
+
+
+def _method(op_name, method):
+    def call(self, *args, **kwargs):
+        return invoke(op_name, (self, *args), kwargs)
+
+    call.__name__ = call.__qualname__ = method
+    call.__doc__ = f"``mx.nd.{op_name}(self, ...)``."
+    return call

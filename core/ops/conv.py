@@ -1,0 +1,277 @@
+"""Convolution and Deconvolution (1-D, 2-D and 3-D, channel-first layouts).
+
+Both are one large matrix product per call over im2col columns (see
+``conv_utils``): Convolution's forward is ``weight @ im2col(data)``, its
+data gradient ``col2im(weight^T @ grad)``; Deconvolution is the same pair of
+products with the roles of data and output exchanged.
+"""
+
+import math
+
+import attrs
+
+from .base import OpDef, merge_shape, mismatch
+from .conv_utils import (
+    SPATIAL_NAMES,
+    Window,
+    check_window_params,
+    col2im,
+    conv_out_size,
+    fill_window_params,
+    from_batch_last,
+    im2col,
+    to_batch_last,
+    work_dtype,
+)
+from .params import non_negative, param, positive
+
+__all__ = ["OPS"]
+
+LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC")
+CUDNN_TUNE = ("off", "limited_workspace", "fastest")
+# Above this many elements the training forward drops its im2col columns and
+# backward rebuilds them: memory for very large layers, speed for the rest.
+_KEEP_COLUMNS = 1 << 25
+
+
+def _check_groups(p):
+    if p.num_filter % p.num_group:
+        raise ValueError(f"parameter num_filter={p.num_filter} is invalid: it must be a "
+                         f"multiple of num_group={p.num_group}")
+
+
+@attrs.frozen(kw_only=True)
+class ConvolutionParams:
+    kernel: tuple = param("shape")
+    stride: tuple = param("shape", ())
+    dilate: tuple = param("shape", ())
+    pad: tuple = param("shape", ())
+    num_filter: int = param("int", validator=positive)
+    num_group: int = param("int", 1, validator=positive)
+    workspace: int = param("int", 1024, validator=non_negative)
+    no_bias: bool = param("bool", False)
+    cudnn_tune: str = param("str", None, choices=CUDNN_TUNE, optional=True)
+    cudnn_off: bool = param("bool", False)
+    layout: str = param("str", None, choices=LAYOUTS, optional=True)
+
+    def __attrs_post_init__(self):
+        check_window_params("Convolution", self, ("stride", "dilate"), ("pad",))
+        _check_groups(self)
+
+
+@attrs.frozen(kw_only=True)
+class DeconvolutionParams:
+    kernel: tuple = param("shape")
+    stride: tuple = param("shape", ())
+    dilate: tuple = param("shape", ())
+    pad: tuple = param("shape", ())
+    adj: tuple = param("shape", ())
+    target_shape: tuple = param("shape", ())
+    num_filter: int = param("int", validator=positive)
+    num_group: int = param("int", 1, validator=positive)
+    workspace: int = param("int", 512, validator=non_negative)
+    no_bias: bool = param("bool", True)  # unlike Convolution
+    cudnn_tune: str = param("str", None, choices=CUDNN_TUNE, optional=True)
+    cudnn_off: bool = param("bool", False)
+    layout: str = param("str", None, choices=LAYOUTS, optional=True)
+
+    def __attrs_post_init__(self):
+        check_window_params("Deconvolution", self, ("stride", "dilate"),
+                            ("pad", "adj", "target_shape"))
+        _check_groups(self)
+        stride = self.stride or (1,) * len(self.kernel)
+        if self.adj and not any(self.target_shape) and any(
+                a >= s for a, s in zip(self.adj, stride, strict=True)):
+            raise ValueError(f"parameter adj={self.adj} is invalid: each adj must be smaller "
+                             f"than its stride {stride}")
+
+
+def _arguments(p):
+    return ("data", "weight") if p.no_bias else ("data", "weight", "bias")
+
+
+def _check_data(data, spatial_axes, groups):
+    if len(data) != spatial_axes + 2:
+        raise mismatch("data", data, f"(batch, channel, {SPATIAL_NAMES[spatial_axes - 1]})",
+                       f"a {spatial_axes}-D kernel needs {spatial_axes + 2}-D data")
+    if data[1] and data[1] % groups:
+        raise mismatch("data", data, f"channels divisible by num_group={groups}",
+                       f"{data[1]} channels cannot be split into {groups} groups")
+
+
+# -- Convolution ---------------------------------------------------------------
+
+
+def _conv_infer_shape(p, in_shapes, out_shapes, aux_shapes):
+    kernel, stride, dilate, pad = fill_window_params(p)
+    if not p.no_bias:
+        in_shapes[2] = merge_shape((p.num_filter,), in_shapes[2], "bias")
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, out_shapes, aux_shapes
+    groups, geometry = p.num_group, list(zip(data[2:], kernel, stride, dilate, pad))
+    _check_data(data, len(kernel), groups)
+    weight = merge_shape((p.num_filter, data[1] // groups, *kernel), in_shapes[1], "weight")
+    for n, k, _, d, pd in geometry:
+        if n and d * (k - 1) + 1 > n + 2 * pd:
+            raise mismatch("data", data, f"spatial sizes of at least kernel={kernel}",
+                           f"the dilated kernel ({d * (k - 1) + 1}) exceeds the padded input "
+                           f"({n + 2 * pd})")
+    out = [conv_out_size(*g) if g[0] else 0 for g in geometry]
+    out = merge_shape((data[0], p.num_filter, *out), out_shapes[0], "output")
+    # Like MXNet, learn the batch from the output, and sizes along stride-1 axes.
+    spatial = [n or (o + d * (k - 1) - 2 * pd if o and s == 1 else 0)
+               for o, (n, k, s, d, pd) in zip(out[2:], geometry, strict=True)]
+    in_shapes[0] = (data[0] or out[0], data[1] or weight[1] * groups, *spatial)
+    in_shapes[1] = weight
+    return in_shapes, [out], aux_shapes
+
+
+def _conv_window(p, size):
+    kernel, stride, dilate, pad = fill_window_params(p)
+    out = tuple(conv_out_size(*g) for g in zip(size, kernel, stride, dilate, pad, strict=True))
+    return Window(kernel, stride, dilate, pad, tuple(size), out)
+
+
+def _conv_forward(ctx, p, inputs, aux):
+    xp, data, weight = ctx.xp, inputs[0], inputs[1]
+    work, groups = work_dtype(data.dtype), p.num_group
+    window = _conv_window(p, data.shape[2:])
+    xt = to_batch_last(xp, data.astype(work, copy=False))
+    cols = im2col(xp, xt, window)
+    w = weight.astype(work, copy=False).reshape(groups, p.num_filter // groups, -1)
+    out = xp.matmul(w, cols.reshape(groups, -1, cols.shape[1])).reshape(p.num_filter, -1)
+    if not p.no_bias:
+        out += inputs[2].astype(work, copy=False)[:, None]
+    out = from_batch_last(xp, out.reshape(p.num_filter, *window.out, data.shape[0]))
+    keep = ctx.is_train and cols.size <= _KEEP_COLUMNS
+    saved = (window, xt, cols if keep else None, w, data.dtype)
+    return [out.astype(data.dtype, copy=False)], saved
+
+
+def _conv_backward(ctx, p, saved, out_grads, need_grad):
+    xp, (window, xt, cols, w, dtype) = ctx.xp, saved
+    groups, channels, batch = p.num_group, xt.shape[0], xt.shape[-1]
+    grad = to_batch_last(xp, out_grads[0].astype(w.dtype, copy=False))
+    grad = grad.reshape(groups, p.num_filter // groups, -1)
+    grads = [None] * len(_arguments(p))
+    if need_grad[0]:
+        dcols = xp.matmul(w.transpose(0, 2, 1), grad)
+        dx = col2im(xp, dcols.reshape(-1, dcols.shape[-1]), window, channels, batch)
+        grads[0] = from_batch_last(xp, dx).astype(dtype, copy=False)
+    if need_grad[1]:
+        cols = im2col(xp, xt, window) if cols is None else cols
+        dw = xp.matmul(grad, cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1))
+        grads[1] = dw.reshape(p.num_filter, channels // groups, *window.kernel).astype(dtype)
+    if not p.no_bias and need_grad[2]:
+        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(dtype)
+    return grads
+
+
+CONVOLUTION = OpDef(
+    name="Convolution",
+    params=ConvolutionParams,
+    arguments=_arguments,
+    infer_shape=_conv_infer_shape,
+    forward=_conv_forward,
+    backward=_conv_backward,
+    doc="N-d convolution (cross-correlation) over channel-first data, with groups and dilation.",
+)
+
+
+# -- Deconvolution --------------------------------------------------------------
+
+
+def _deconv_pad_adj(p, data_shape):
+    """Effective (pad, adj) per axis; ``target_shape`` overrides both where given."""
+    kernel, stride, dilate, pad = fill_window_params(p)
+    size = data_shape[2:]
+    adj, target = p.adj or (0,) * len(kernel), p.target_shape or (0,) * len(kernel)
+    pads, adjs = list(pad), list(adj)
+    for i, (n, k, s, d, t) in enumerate(zip(size, kernel, stride, dilate, target, strict=True)):
+        if t and n:
+            total = s * (n - 1) + d * (k - 1) + 1 - t
+            if total < 0 or total % 2 >= s:
+                raise mismatch("data", tuple(data_shape), f"sizes from which target_shape={p.target_shape} "
+                               f"can be reached", f"axis {i}: a size of {n} cannot give {t}")
+            pads[i], adjs[i] = (total + 1) // 2, total % 2
+    return tuple(pads), tuple(adjs)
+
+
+def _deconv_out_size(n, k, s, d, pad, adj):
+    return s * (n - 1) + d * (k - 1) + 1 - 2 * pad + adj
+
+
+def _deconv_infer_shape(p, in_shapes, out_shapes, aux_shapes):
+    kernel, stride, dilate, _ = fill_window_params(p)
+    groups = p.num_group
+    if not p.no_bias:
+        in_shapes[2] = merge_shape((p.num_filter,), in_shapes[2], "bias")
+    data = in_shapes[0]
+    if data is None:
+        return in_shapes, out_shapes, aux_shapes
+    _check_data(data, len(kernel), groups)
+    in_shapes[1] = merge_shape((data[1], p.num_filter // groups, *kernel), in_shapes[1],
+                               "weight")
+    pad, adj = _deconv_pad_adj(p, data)
+    out = [_deconv_out_size(*g) if g[0] else 0
+           for g in zip(data[2:], kernel, stride, dilate, pad, adj, strict=True)]
+    out = merge_shape((data[0], p.num_filter, *out), out_shapes[0], "output")
+    in_shapes[0] = (data[0] or out[0], data[1] or in_shapes[1][0], *data[2:])
+    return in_shapes, [out], aux_shapes
+
+
+def _deconv_window(p, data_shape):
+    """The window of the matching convolution: it slides over the deconvolution's output."""
+    kernel, stride, dilate, _ = fill_window_params(p)
+    size = data_shape[2:]
+    pad, adj = _deconv_pad_adj(p, data_shape)
+    out = tuple(_deconv_out_size(*g)
+                for g in zip(size, kernel, stride, dilate, pad, adj, strict=True))
+    return Window(kernel, stride, dilate, pad, out, tuple(size))
+
+
+def _deconv_forward(ctx, p, inputs, aux):
+    xp, data, weight = ctx.xp, inputs[0], inputs[1]
+    work, groups, batch = work_dtype(data.dtype), p.num_group, data.shape[0]
+    window = _deconv_window(p, data.shape)
+    xt = to_batch_last(xp, data.astype(work, copy=False)).reshape(groups, -1, math.prod(
+        window.out) * batch)
+    w = weight.astype(work, copy=False).reshape(groups, data.shape[1] // groups, -1)
+    cols = xp.matmul(w.transpose(0, 2, 1), xt)
+    out = col2im(xp, cols.reshape(-1, cols.shape[-1]), window, p.num_filter, batch)
+    if not p.no_bias:
+        out += inputs[2].astype(work, copy=False).reshape(-1, *(1,) * (out.ndim - 1))
+    out = from_batch_last(xp, out).astype(data.dtype, copy=False)
+    return [out], (window, xt, w, data.dtype)
+
+
+def _deconv_backward(ctx, p, saved, out_grads, need_grad):
+    xp, (window, xt, w, dtype) = ctx.xp, saved
+    groups, batch = p.num_group, out_grads[0].shape[0]
+    grad = to_batch_last(xp, out_grads[0].astype(w.dtype, copy=False))
+    dcols = im2col(xp, grad, window)
+    dcols = dcols.reshape(groups, -1, dcols.shape[1])
+    grads = [None] * len(_arguments(p))
+    if need_grad[0]:
+        dx = xp.matmul(w, dcols).reshape(-1, *window.out, batch)
+        grads[0] = from_batch_last(xp, dx).astype(dtype, copy=False)
+    if need_grad[1]:
+        dw = xp.matmul(xt, dcols.transpose(0, 2, 1))
+        grads[1] = dw.reshape(-1, p.num_filter // groups, *window.kernel).astype(dtype)
+    if not p.no_bias and need_grad[2]:
+        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(dtype)
+    return grads
+
+
+DECONVOLUTION = OpDef(
+    name="Deconvolution",
+    params=DeconvolutionParams,
+    arguments=_arguments,
+    infer_shape=_deconv_infer_shape,
+    forward=_deconv_forward,
+    backward=_deconv_backward,
+    doc="Transposed convolution (the data gradient of Convolution); no bias by default.",
+)
+
+OPS = [CONVOLUTION, DECONVOLUTION]

@@ -1,0 +1,211 @@
+"""The recurrences of the fused RNN operator: one cell class per mode.
+
+A cell runs one (layer, direction) over the whole sequence. ``rnn.py`` has
+already computed the input projection of every time step in one matrix
+product, so a step here does only the recurrent product ``h . W_h^T`` and the
+gate arithmetic. Arrays are kept in time order whatever the direction;
+``reverse`` changes only the order in which the steps run.
+
+``forward(xp, xg, wh, bh, h0, c0, y, reverse, clip)``
+    ``xg`` (T, N, G*H): input projections with the biases the cell wants
+    folded in (``fold_hidden_bias``); it is overwritten with the activated
+    gates, which backward reads. ``h_t`` is written to ``y[t]`` (T, N, H).
+    Returns ``(h_last, c_last, saved)`` (``c_last`` is None but for LSTM).
+``backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg)``
+    Runs the steps backwards from the final-state gradients ``dh``/``dc``
+    with ``dy`` (T, N, H) the gradient of every ``h_t``. Writes the gradient
+    of the input-side pre-activations into ``dxg`` (T, N, G*H) and returns
+    ``(dhg, dh0, dc0)``, where ``dhg`` is the gradient of the hidden-side
+    pre-activations ``h . W_h^T + b_h`` (``dxg`` itself except for GRU, whose
+    reset gate multiplies the hidden-side candidate term).
+
+Gate orders are MXNet's (and cuDNN's): LSTM [i, f, g, o], GRU [r, z, n].
+"""
+
+__all__ = ["CELLS"]
+
+
+def _steps(length, reverse):
+    return range(length - 1, -1, -1) if reverse else range(length)
+
+
+def _previous(t, length, reverse):
+    """The index of the step run before ``t``, or None for the first one."""
+    prev = t + 1 if reverse else t - 1
+    return prev if 0 <= prev < length else None
+
+
+def _sigmoid_(xp, a):
+    """Sigmoid in place, through tanh so that large inputs cannot overflow."""
+    a *= 0.5
+    xp.tanh(a, out=a)
+    a *= 0.5
+    a += 0.5
+    return a
+
+
+def _clip_cell(xp, c, clip):
+    """``c`` clipped to [lo, hi], and where the clip let the gradient through.
+
+    With ``nan_to_min`` (MXNet's lstm_state_clip_nan) a NaN becomes ``lo``:
+    the clip is taken as max-then-min with NaN-dropping comparisons.
+    """
+    lo, hi, nan_to_min = clip
+    inside = (c >= lo) & (c <= hi)
+    clipped = xp.clip(c, lo, hi)
+    if nan_to_min:
+        clipped = xp.where(xp.isnan(c), xp.asarray(lo, dtype=c.dtype), clipped)
+    return clipped, inside
+
+
+class LSTMCell:
+    gates = 4
+    fold_hidden_bias = True
+
+    @staticmethod
+    def forward(xp, xg, wh, bh, h0, c0, y, reverse, clip):
+        length, hidden = xg.shape[0], h0.shape[1]
+        whT = wh.T
+        cells = xp.empty(y.shape, dtype=y.dtype)
+        tanh_cells = xp.empty(y.shape, dtype=y.dtype)
+        inside = xp.empty(y.shape, dtype=bool) if clip else None
+        h, c = h0, c0
+        for t in _steps(length, reverse):
+            g = xg[t]
+            g += xp.matmul(h, whT)
+            _sigmoid_(xp, g[:, : 2 * hidden])
+            xp.tanh(g[:, 2 * hidden : 3 * hidden], out=g[:, 2 * hidden : 3 * hidden])
+            _sigmoid_(xp, g[:, 3 * hidden :])
+            c = g[:, hidden : 2 * hidden] * c
+            c += g[:, :hidden] * g[:, 2 * hidden : 3 * hidden]
+            if clip:
+                c, inside[t] = _clip_cell(xp, c, clip)
+            cells[t] = c
+            xp.multiply(g[:, 3 * hidden :], xp.tanh(c, out=tanh_cells[t]), out=y[t])
+            h = y[t]
+        return h, c, (xg, cells, tanh_cells, inside)
+
+    @staticmethod
+    def backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
+        gates, cells, tanh_cells, inside = saved
+        length, hidden = gates.shape[0], h0.shape[1]
+        for t in _steps(length, not reverse):
+            prev = _previous(t, length, reverse)
+            c_prev = c0 if prev is None else cells[prev]
+            g, tanh_c, d = gates[t], tanh_cells[t], dxg[t]
+            i, f = g[:, :hidden], g[:, hidden : 2 * hidden]
+            cand, o = g[:, 2 * hidden : 3 * hidden], g[:, 3 * hidden :]
+            dh = dy[t] + dh
+            d_cell = dh * o * (1 - tanh_c * tanh_c)
+            d_cell += dc
+            if inside is not None:
+                d_cell *= inside[t]
+            xp.multiply(d_cell * cand, i * (1 - i), out=d[:, :hidden])
+            xp.multiply(d_cell * c_prev, f * (1 - f), out=d[:, hidden : 2 * hidden])
+            xp.multiply(d_cell * i, 1 - cand * cand, out=d[:, 2 * hidden : 3 * hidden])
+            xp.multiply(dh * tanh_c, o * (1 - o), out=d[:, 3 * hidden :])
+            dc = d_cell * f
+            dh = xp.matmul(d, wh)
+        return dxg, dh, dc
+
+
+class GRUCell:
+    gates = 3
+    # b_hn sits inside the reset gate's product, so the hidden bias stays apart
+    fold_hidden_bias = False
+
+    @staticmethod
+    def forward(xp, xg, wh, bh, h0, c0, y, reverse, clip):
+        length, hidden = xg.shape[0], h0.shape[1]
+        whT = wh.T
+        hidden_n = xp.empty(y.shape, dtype=y.dtype)
+        h = h0
+        for t in _steps(length, reverse):
+            hh = xp.matmul(h, whT)
+            hh += bh
+            g = xg[t]
+            rz, n = g[:, : 2 * hidden], g[:, 2 * hidden :]
+            rz += hh[:, : 2 * hidden]
+            _sigmoid_(xp, rz)
+            n += g[:, :hidden] * hh[:, 2 * hidden :]
+            xp.tanh(n, out=n)
+            hidden_n[t] = hh[:, 2 * hidden :]
+            # h' = (1 - z) n + z h
+            out = y[t]
+            xp.subtract(h, n, out=out)
+            out *= g[:, hidden : 2 * hidden]
+            out += n
+            h = out
+        return h, None, (xg, hidden_n)
+
+    @staticmethod
+    def backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
+        gates, hidden_n = saved
+        length, hidden = gates.shape[0], h0.shape[1]
+        dhg = xp.empty(dxg.shape, dtype=dxg.dtype)
+        for t in _steps(length, not reverse):
+            prev = _previous(t, length, reverse)
+            h_prev = h0 if prev is None else y[prev]
+            g, d, dH = gates[t], dxg[t], dhg[t]
+            r, z, n = g[:, :hidden], g[:, hidden : 2 * hidden], g[:, 2 * hidden :]
+            dh = dy[t] + dh
+            d_n = dh * (1 - z)
+            d_n *= 1 - n * n
+            d[:, 2 * hidden :] = d_n
+            xp.multiply(d_n, r, out=dH[:, 2 * hidden :])
+            xp.multiply(d_n * hidden_n[t], r * (1 - r), out=d[:, :hidden])
+            xp.multiply(dh * (h_prev - n), z * (1 - z), out=d[:, hidden : 2 * hidden])
+            dH[:, : 2 * hidden] = d[:, : 2 * hidden]
+            dh_next = xp.matmul(dH, wh)
+            dh_next += dh * z
+            dh = dh_next
+        return dhg, dh, None
+
+
+class _SimpleCell:
+    """h' = act(W_x x + b_x + W_h h + b_h) with act tanh or relu."""
+
+    gates = 1
+    fold_hidden_bias = True
+
+    @classmethod
+    def forward(cls, xp, xg, wh, bh, h0, c0, y, reverse, clip):
+        whT = wh.T
+        h = h0
+        for t in _steps(xg.shape[0], reverse):
+            g = xg[t]
+            g += xp.matmul(h, whT)
+            cls.activate(xp, g, y[t])
+            h = y[t]
+        return h, None, ()
+
+    @classmethod
+    def backward(cls, xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
+        for t in _steps(y.shape[0], not reverse):
+            dh = dy[t] + dh
+            xp.multiply(dh, cls.slope(xp, y[t]), out=dxg[t])
+            dh = xp.matmul(dxg[t], wh)
+        return dxg, dh, None
+
+
+class TanhCell(_SimpleCell):
+    @staticmethod
+    def activate(xp, pre, out):
+        xp.tanh(pre, out=out)
+
+    @staticmethod
+    def slope(xp, out):
+        return 1 - out * out
+
+
+class ReluCell(_SimpleCell):
+    @staticmethod
+    def activate(xp, pre, out):
+        xp.maximum(pre, 0, out=out)
+
+    @staticmethod
+    def slope(xp, out):
+        return out > 0
+
+
+CELLS = {"lstm": LSTMCell, "gru": GRUCell, "rnn_tanh": TanhCell, "rnn_relu": ReluCell}
