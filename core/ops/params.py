@@ -13,6 +13,10 @@ Declare a parameter with ``param(kind, default)``::
         num_hidden: int = param("int")               # required
         no_bias: bool = param("bool", False)
         flatten: bool = param("bool", True)
+
+A class whose parameters are open-ended (Custom's: ``op_type`` plus any
+keyword) defines a classmethod ``from_attrs(op_name, raw)``; ``parse_params``
+then hands it the attributes to parse itself.
 """
 
 import ast

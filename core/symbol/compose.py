@@ -76,7 +76,8 @@ def create(op_name, hint, args, kwargs):
     attrs = {**raw, **AttrScope.current().get(attr)}
     slots = (*op.arguments(params), *op.aux_states(params))
     entries = _assign_inputs(op.name, slots, positional, inputs, node_name, attrs)
-    return Symbol([(Node(op, node_name, attrs, entries), i) for i in range(len(op.outputs(params)))])
+    node = Node(op, node_name, attrs, entries)  # one node, whatever its number of outputs
+    return Symbol([(node, i) for i in range(len(op.outputs(params)))])
 
 
 def _flatten_positional(op_name, args):
