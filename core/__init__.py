@@ -1,7 +1,24 @@
 """rebind: MXNet 1.x's Module API on NumPy and CuPy. ``import rebind as mx``."""
 
-from . import attribute, errors, executor, name, ndarray, operator, random, registry, symbol
+from . import (
+    attribute,
+    errors,
+    executor,
+    initializer,
+    io,
+    lr_scheduler,
+    metric,
+    name,
+    ndarray,
+    operator,
+    optimizer,
+    random,
+    registry,
+    symbol,
+)
+from . import initializer as init
 from . import ndarray as nd
+from . import optimizer as opt
 from . import symbol as sym
 from .attribute import AttrScope
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -24,21 +41,28 @@ __all__ = [
     "PluginError",
     "RebindError",
     "ShapeError",
+    "attribute",
     "cpu",
     "cpu_pinned",
     "current_context",
-    "attribute",
     "errors",
     "executor",
     "gpu",
     "hookimpl",
-    "nd",
+    "init",
+    "initializer",
+    "io",
+    "lr_scheduler",
+    "metric",
     "name",
+    "nd",
     "ndarray",
     "num_gpus",
+    "operator",
+    "opt",
+    "optimizer",
     "random",
     "registry",
     "sym",
     "symbol",
-    "operator",
 ]

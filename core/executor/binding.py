@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 from ..context import Context
 from ..errors import ContextMismatchError, ShapeError
 from ..ndarray import creation
@@ -21,13 +23,10 @@ def _contexts(ctx, group2ctx):
 
 
 def _by_name(values, names, what, required=True):
-    """A list in ``names`` order from a list or dict of arrays."""
+    """A list in ``names`` order from a list (exactly one per name) or a dict of arrays."""
     if values is None:
         values = {}
-    if isinstance(values, dict):
-        unknown = set(values) - set(names)
-        if unknown:
-            raise ValueError(f"{what}: {sorted(unknown)} are not in the symbol; expected {names}")
+    if isinstance(values, dict):  # names the symbol does not use are ignored, as in MXNet
         missing = [n for n in names if values.get(n) is None]
         if required and missing:
             raise ValueError(f"{what}: no array given for {missing}; expected {names}")
@@ -36,6 +35,18 @@ def _by_name(values, names, what, required=True):
     if len(values) != len(names) and (required or values):
         raise ValueError(f"{what}: {len(values)} arrays given for {len(names)} ({names})")
     return values or [None] * len(names)
+
+
+def _check_unique(symbol):
+    """MXNet refuses symbols whose arguments (or aux states) share a name: binding is by name."""
+    for kind, names in (("argument", symbol.list_arguments()),
+                        ("auxiliary state", symbol.list_auxiliary_states())):
+        seen = set()
+        for name in names:
+            if name in seen:
+                raise ValueError(f"duplicate {kind} name {name!r}: give the layers distinct "
+                                 f"names (name=...); {kind}s are {names}")
+            seen.add(name)
 
 
 def grad_requests(grad_req, names):
@@ -68,6 +79,7 @@ def _check_arrays(arrays, names, contexts_of, what):
 def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
          shared_exec=None):
     """An Executor over the given arrays (lists in argument order, or dicts by name)."""
+    _check_unique(symbol)
     ctx, contexts = _contexts(ctx, group2ctx)
     arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arg_arrays = _by_name(args, arg_names, "bind args")
@@ -104,6 +116,7 @@ def _check_shapes(symbol, arg_names, arg_arrays, grad_arrays, aux_names, aux_arr
 def simple_bind(symbol, ctx, grad_req="write", type_dict=None, group2ctx=None,
                 shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None):
     """Infer every shape and dtype from the given ones, allocate, and bind."""
+    _check_unique(symbol)
     ctx, contexts = _contexts(ctx, group2ctx)
     arg_shapes, _, aux_shapes = symbol.infer_shape(**(shapes or {}))
     arg_names = symbol.list_arguments()
@@ -113,43 +126,61 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, group2ctx=None,
     pool = _SharedPool(shared_exec, shared_buffer, shared_arg_names)
     arg_arrays, grad_arrays = [], []
     for node, shape, dtype, req in zip(plan.arguments, arg_shapes, arg_types, reqs, strict=True):
-        arg_arrays.append(pool.take("arg", node.name, shape, dtype, contexts(node)))
+        arg_arrays.append(pool.argument(node.name, shape, dtype, contexts(node)))
         grad_arrays.append(None if req == "null"
-                           else pool.take("grad", node.name, shape, dtype, contexts(node)))
-    aux_arrays = [pool.take("aux", n.name, s, t, contexts(n))
+                           else pool.gradient(node.name, shape, dtype, contexts(node)))
+    aux_arrays = [pool.aux_state(n.name, s, t, contexts(n))
                   for n, s, t in zip(plan.aux_nodes, aux_shapes, aux_types, strict=True)]
     return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx)
 
 
 class _SharedPool:
-    """Arrays to reuse: a shared executor's (by name) and a shared buffer (by name)."""
+    """Where ``simple_bind`` takes its arrays from, as MXNet does.
+
+    Arguments named in ``shared_arg_names`` (and their gradients) and every
+    aux state are ``shared_exec``'s own arrays. Other arguments and gradients
+    (``"grad of <name>"``) come from ``shared_buffer``: an entry at least as
+    big is reused (a smaller array is carved from its memory); otherwise a
+    new array is allocated and replaces the entry.
+    """
 
     def __init__(self, shared_exec, shared_buffer, shared_names):
         self._exec, self._buffer = shared_exec, shared_buffer
-        self._names = None if shared_names is None else set(shared_names)
+        self._names = set(shared_names or ())
 
-    def _candidate(self, kind, name):
-        if self._names is not None and name not in self._names:
-            return None
-        if self._exec is not None:
-            source = {"arg": self._exec.arg_dict, "grad": self._exec.grad_dict,
-                      "aux": self._exec.aux_dict}[kind]
-            if name in source:
-                return source[name]
-        if self._buffer is not None and kind == "arg":
-            return self._buffer.get(name)
-        return None
+    def argument(self, name, shape, dtype, ctx):
+        if self._exec is not None and name in self._names and name in self._exec.arg_dict:
+            return _shared(self._exec.arg_dict[name], name, shape, dtype, ctx)
+        return self._from_buffer(name, shape, dtype, ctx)
 
-    def take(self, kind, name, shape, dtype, ctx):
-        found = self._candidate(kind, name)
-        if found is not None and found.shape == shape and found.dtype == dtype \
-                and found.context == ctx:
-            return found
-        array = creation.zeros(shape, ctx=ctx, dtype=dtype)
-        if self._buffer is not None and kind == "arg" and (
-                self._names is None or name in self._names):
-            self._buffer[name] = array
+    def gradient(self, name, shape, dtype, ctx):
+        if self._exec is not None and name in self._names and name in self._exec.grad_dict:
+            return _shared(self._exec.grad_dict[name], f"gradient of {name}", shape, dtype, ctx)
+        return self._from_buffer(f"grad of {name}", shape, dtype, ctx)
+
+    def aux_state(self, name, shape, dtype, ctx):
+        if self._exec is not None and name in self._exec.aux_dict:
+            return _shared(self._exec.aux_dict[name], name, shape, dtype, ctx)
+        return creation.zeros(shape, ctx=ctx, dtype=dtype)
+
+    def _from_buffer(self, key, shape, dtype, ctx):
+        if self._buffer is None:
+            return creation.zeros(shape, ctx=ctx, dtype=dtype)
+        found = self._buffer.get(key)
+        if (found is not None and found.size >= math.prod(shape) and found.dtype == dtype
+                and found.context == ctx):
+            return _carve(found, shape)
+        array = self._buffer[key] = creation.zeros(shape, ctx=ctx, dtype=dtype)
         return array
+
+
+def _shared(array, name, shape, dtype, ctx):
+    """``shared_exec``'s array for ``name``, which must fit this executor exactly."""
+    if array.shape != tuple(shape) or array.dtype != dtype or array.context != ctx:
+        raise ShapeError(f"simple_bind: shared_exec's {name!r} is {array.shape} {array.dtype} "
+                         f"on {array.context}; this executor needs {tuple(shape)} "
+                         f"{np.dtype(dtype).name} on {ctx}")
+    return array
 
 
 def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
@@ -176,13 +207,20 @@ def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
 
 
 def _resized(array, shape, allow_up_sizing, name):
-    if array.shape == shape:
-        return array
-    size = math.prod(shape)
-    if size > array.size:
+    if math.prod(shape) > array.size:
         if not allow_up_sizing:
             raise ShapeError(f"reshape: {name!r} would grow from {array.shape} to {shape}; pass "
                              "allow_up_sizing=True to allocate new memory")
         return creation.zeros(shape, ctx=array.context, dtype=array.dtype)
-    # a smaller array is carved from the old one's memory, as MXNet does
-    return NDArray(array._data.reshape(-1)[:size].reshape(shape), array.context)
+    return _carve(array, shape)
+
+
+def _carve(array, shape):
+    """``array`` itself if it has ``shape``, else an array of ``shape`` over its first elements.
+
+    A smaller array is carved from a bigger one's memory, as MXNet does.
+    """
+    shape = tuple(shape)
+    if array.shape == shape:
+        return array
+    return NDArray(array._data.reshape(-1)[:math.prod(shape)].reshape(shape), array.context)

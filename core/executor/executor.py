@@ -1,6 +1,7 @@
 """Executor: a symbol bound to arrays, running its plan forward and backward."""
 
 from ..errors import ShapeError
+from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
 from .transfer import move_data, to_context
 
@@ -24,10 +25,19 @@ class Executor:
         self.grad_dict = {n: g for n, g in zip(names, grad_arrays, strict=True) if g is not None}
         self.aux_dict = dict(zip(self._aux_names, aux_arrays, strict=True))
         plan.mark_gradients([r != "null" for r in grad_reqs])
-        self.outputs = []
+        self.outputs = self._allocate_outputs()
         self._saved = None
         self._values = None
         self._monitor = None
+
+    def _allocate_outputs(self):
+        """Zero arrays for the outputs, as MXNet has them right after bind (same objects later)."""
+        given = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays, strict=True)}
+        _, types, _ = self._symbol.infer_type(**given)
+        plan = self._plan
+        return [creation.zeros(shape, ctx=plan.slot_context[slot], dtype=dtype)
+                for slot, shape, dtype in zip(plan.head_slots, plan.head_shapes, types,
+                                              strict=True)]
 
     # -- properties -------------------------------------------------------------------
     @property
@@ -62,7 +72,7 @@ class Executor:
             if is_train:
                 saved[position] = (state, [(o.shape, o.dtype) for o in outputs])
             if self._monitor is not None:
-                self._monitor_step(step, outputs, inputs)
+                self._monitor_step(step, outputs, [*inputs, *aux])
             for slot in step.release:
                 values[slot] = None
         self._saved = saved
@@ -80,13 +90,8 @@ class Executor:
         target[:] = value
 
     def _publish_outputs(self, values):
-        heads = [values[s] for s in self._plan.head_slots]
-        if len(self.outputs) != len(heads):
-            contexts = [self._plan.slot_context[s] for s in self._plan.head_slots]
-            self.outputs = [NDArray(h, c) for h, c in zip(heads, contexts, strict=True)]
-        else:
-            for out, data in zip(self.outputs, heads, strict=True):
-                out._data = data  # the same NDArray objects, now holding this pass's values
+        for out, slot in zip(self.outputs, self._plan.head_slots, strict=True):
+            out._data = values[slot]  # the same NDArray objects, now holding this pass's values
 
     # -- backward -------------------------------------------------------------------------
     def backward(self, out_grads=None, is_train=True):
@@ -157,15 +162,25 @@ class Executor:
 
     # -- monitoring and parameters --------------------------------------------------------
     def set_monitor_callback(self, callback, monitor_all=False):
-        """Call ``callback(name, NDArray)`` for every op output (and input if ``monitor_all``)."""
+        """Call ``callback(name, NDArray)`` for every op output in forward.
+
+        With ``monitor_all``, also for every op input before it runs: as
+        ``<node>_<input>`` (``fc1_weight``, ``bn_moving_mean``), preceded by the
+        variable's own name when the input is a variable (``data``), as MXNet
+        does. MXNet passes the name as bytes and a raw handle; rebind passes a
+        str and an NDArray viewing the op's array.
+        """
         self._monitor = None if callback is None else (callback, monitor_all)
 
     def _monitor_step(self, step, outputs, inputs):
         callback, monitor_all = self._monitor
         if monitor_all:
-            names = (*step.node.argument_names(),)
-            for name, data in zip(names, inputs, strict=False):
-                callback(f"{step.name}_{name}", NDArray(data, step.context))
+            node = step.node
+            labels = (*node.argument_names(), *node.aux_names())
+            for (child, _), label, data in zip(node.inputs, labels, inputs, strict=True):
+                if child.op is None:
+                    callback(child.name, NDArray(data, step.context))
+                callback(f"{step.name}_{label}", NDArray(data, step.context))
         for name, data in zip(step.output_names, outputs, strict=False):
             callback(name, NDArray(data, step.context))
 

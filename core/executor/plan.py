@@ -55,6 +55,7 @@ class Plan:
         self.arg_slots = [slot_of[(id(n), 0)] for n in self.arguments]
         self.aux_slots = [slot_of[(id(n), 0)] for n in self.aux_nodes]
         self.head_slots = [slot_of[(id(n), i)] for n, i in symbol._heads]
+        self.head_shapes = [shapes.get((id(n), i)) for n, i in symbol._heads]
         self.steps = [self._step(node, slot_of, contexts) for node in nodes if node.op is not None]
         self._plan_releases()
 

@@ -18,7 +18,6 @@ __all__ = [
     "zeros_like",
     "ones_like",
     "concatenate",
-    "dot",
     "waitall",
 ]
 

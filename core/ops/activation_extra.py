@@ -128,10 +128,14 @@ def _lrelu_backward(ctx, p, saved, out_grads, need_grad):
     return grads
 
 
+# MXNet starts a PReLU slope at 0.25 by tagging gamma on compose
+_PRELU_GAMMA_INIT = {"gamma": {"__init__": '["Constant", {"value": 0.25}]'}}
+
 LEAKY_RELU = OpDef(
     name="LeakyReLU",
     params=LeakyReLUParams,
     arguments=_lrelu_arguments,
+    input_var_attrs=lambda p: _PRELU_GAMMA_INIT if p.act_type == "prelu" else {},
     outputs=_lrelu_outputs,
     infer_shape=_lrelu_infer_shape,
     forward=_lrelu_forward,

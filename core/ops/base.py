@@ -21,6 +21,9 @@ An OpDef is data plus functions, written once against the array namespace
   per argument, None where there is no gradient (labels, indices) or where
   ``need_grad[i]`` is false. ``out_grads`` has an array for every visible
   output (zeros where nothing consumed it).
+* ``input_var_attrs(p)``: optional {input name: {attribute: value}} that
+  composing gives a variable input lacking the attribute (MXNet's
+  FSetInputVarAttrOnCompose: BatchNorm's moving statistics get ``__init__``).
 * ``is_loss``: the op makes its own head gradient (SoftmaxOutput, the
   regression outputs, MakeLoss): ``out_grads`` are what the caller passed or
   ones, and the op decides whether to use them.
@@ -156,6 +159,7 @@ class OpDef:
     is_loss: bool = False
     aliases: tuple = ()
     variadic: str = None  # parameter holding the number of inputs (Concat's num_args)
+    input_var_attrs: object = None  # params -> {input: {attr: value}} (see module doc)
     doc: str = ""
 
     def parse(self, raw):

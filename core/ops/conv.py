@@ -14,13 +14,14 @@ from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
     SPATIAL_NAMES,
     Window,
+    batch_last_for,
     check_window_params,
     col2im,
     conv_out_size,
     fill_window_params,
-    from_batch_last,
+    from_work,
     im2col,
-    to_batch_last,
+    to_work,
     work_dtype,
 )
 from .params import non_negative, param, positive
@@ -109,8 +110,9 @@ def _conv_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     data = in_shapes[0]
     if data is None:
         return in_shapes, out_shapes, aux_shapes
-    groups, geometry = p.num_group, list(zip(data[2:], kernel, stride, dilate, pad))
+    groups = p.num_group
     _check_data(data, len(kernel), groups)
+    geometry = list(zip(data[2:], kernel, stride, dilate, pad, strict=True))
     weight = merge_shape((p.num_filter, data[1] // groups, *kernel), in_shapes[1], "weight")
     for n, k, _, d, pd in geometry:
         if n and d * (k - 1) + 1 > n + 2 * pd:
@@ -133,38 +135,65 @@ def _conv_window(p, size):
     return Window(kernel, stride, dilate, pad, tuple(size), out)
 
 
+@attrs.define
+class _ConvSaved:
+    """What Convolution's backward needs; ``cols`` is dropped once backward reuses its memory."""
+
+    window: Window
+    batch_last: bool
+    xt: object
+    w: object
+    dtype: object
+    cols: object = None
+
+
 def _conv_forward(ctx, p, inputs, aux):
     xp, data, weight = ctx.xp, inputs[0], inputs[1]
     work, groups = work_dtype(data.dtype), p.num_group
     window = _conv_window(p, data.shape[2:])
-    xt = to_batch_last(xp, data.astype(work, copy=False))
-    cols = im2col(xp, xt, window)
+    batch_last = batch_last_for(window)
+    xt = to_work(xp, data.astype(work, copy=False), batch_last)
+    cols = im2col(xp, xt, window, batch_last)
     w = weight.astype(work, copy=False).reshape(groups, p.num_filter // groups, -1)
     out = xp.matmul(w, cols.reshape(groups, -1, cols.shape[1])).reshape(p.num_filter, -1)
     if not p.no_bias:
         out += inputs[2].astype(work, copy=False)[:, None]
-    out = from_batch_last(xp, out.reshape(p.num_filter, *window.out, data.shape[0]))
-    keep = ctx.is_train and cols.size <= _KEEP_COLUMNS
-    saved = (window, xt, cols if keep else None, w, data.dtype)
+    batch = data.shape[0]
+    out = out.reshape(p.num_filter, *window.out, batch) if batch_last else \
+        out.reshape(p.num_filter, batch, *window.out)
+    out = from_work(xp, out, batch_last)
+    saved = _ConvSaved(window, batch_last, xt, w, data.dtype)
+    if ctx.is_train and cols.size <= _KEEP_COLUMNS:
+        saved.cols = cols
     return [out.astype(data.dtype, copy=False)], saved
 
 
 def _conv_backward(ctx, p, saved, out_grads, need_grad):
-    xp, (window, xt, cols, w, dtype) = ctx.xp, saved
-    groups, channels, batch = p.num_group, xt.shape[0], xt.shape[-1]
-    grad = to_batch_last(xp, out_grads[0].astype(w.dtype, copy=False))
+    xp, window, batch_last, w = ctx.xp, saved.window, saved.batch_last, saved.w
+    groups, channels = p.num_group, saved.xt.shape[0]
+    batch = saved.xt.shape[-1 if batch_last else 1]
+    grad = to_work(xp, out_grads[0].astype(w.dtype, copy=False), batch_last)
     grad = grad.reshape(groups, p.num_filter // groups, -1)
     grads = [None] * len(_arguments(p))
-    if need_grad[0]:
-        dcols = xp.matmul(w.transpose(0, 2, 1), grad)
-        dx = col2im(xp, dcols.reshape(-1, dcols.shape[-1]), window, channels, batch)
-        grads[0] = from_batch_last(xp, dx).astype(dtype, copy=False)
+    cols = saved.cols
     if need_grad[1]:
-        cols = im2col(xp, xt, window) if cols is None else cols
+        cols = im2col(xp, saved.xt, window, batch_last) if cols is None else cols
         dw = xp.matmul(grad, cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1))
-        grads[1] = dw.reshape(p.num_filter, channels // groups, *window.kernel).astype(dtype)
+        grads[1] = dw.reshape(p.num_filter, channels // groups, *window.kernel)
+        grads[1] = grads[1].astype(saved.dtype, copy=False)
+    if need_grad[0]:
+        # The data gradient's columns have the shape of im2col's: write them over the
+        # saved ones (fresh pages cost as much as the product on NumPy); a second
+        # backward then rebuilds them.
+        spare = None if cols is None or window.pointwise else cols.reshape(
+            groups, -1, cols.shape[1])
+        saved.cols = None if spare is not None else saved.cols
+        dcols = xp.matmul(w.transpose(0, 2, 1), grad, out=spare)
+        dx = col2im(xp, dcols.reshape(-1, dcols.shape[-1]), window, channels, batch,
+                    batch_last)
+        grads[0] = from_work(xp, dx, batch_last).astype(saved.dtype, copy=False)
     if not p.no_bias and need_grad[2]:
-        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(dtype)
+        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(saved.dtype)
     return grads
 
 
@@ -192,8 +221,9 @@ def _deconv_pad_adj(p, data_shape):
         if t and n:
             total = s * (n - 1) + d * (k - 1) + 1 - t
             if total < 0 or total % 2 >= s:
-                raise mismatch("data", tuple(data_shape), f"sizes from which target_shape={p.target_shape} "
-                               f"can be reached", f"axis {i}: a size of {n} cannot give {t}")
+                raise mismatch("data", tuple(data_shape),
+                               f"sizes from which target_shape={p.target_shape} is reachable",
+                               f"axis {i}: a size of {n} cannot give {t}")
             pads[i], adjs[i] = (total + 1) // 2, total % 2
     return tuple(pads), tuple(adjs)
 
@@ -235,27 +265,31 @@ def _deconv_forward(ctx, p, inputs, aux):
     xp, data, weight = ctx.xp, inputs[0], inputs[1]
     work, groups, batch = work_dtype(data.dtype), p.num_group, data.shape[0]
     window = _deconv_window(p, data.shape)
-    xt = to_batch_last(xp, data.astype(work, copy=False)).reshape(groups, -1, math.prod(
-        window.out) * batch)
+    batch_last = batch_last_for(window)
+    xt = to_work(xp, data.astype(work, copy=False), batch_last)
+    xt = xt.reshape(groups, -1, math.prod(window.out) * batch)
     w = weight.astype(work, copy=False).reshape(groups, data.shape[1] // groups, -1)
     cols = xp.matmul(w.transpose(0, 2, 1), xt)
-    out = col2im(xp, cols.reshape(-1, cols.shape[-1]), window, p.num_filter, batch)
+    out = col2im(xp, cols.reshape(-1, cols.shape[-1]), window, p.num_filter, batch,
+                 batch_last)
     if not p.no_bias:
         out += inputs[2].astype(work, copy=False).reshape(-1, *(1,) * (out.ndim - 1))
-    out = from_batch_last(xp, out).astype(data.dtype, copy=False)
-    return [out], (window, xt, w, data.dtype)
+    out = from_work(xp, out, batch_last).astype(data.dtype, copy=False)
+    return [out], (window, batch_last, xt, w, data.dtype)
 
 
 def _deconv_backward(ctx, p, saved, out_grads, need_grad):
-    xp, (window, xt, w, dtype) = ctx.xp, saved
+    xp, (window, batch_last, xt, w, dtype) = ctx.xp, saved
     groups, batch = p.num_group, out_grads[0].shape[0]
-    grad = to_batch_last(xp, out_grads[0].astype(w.dtype, copy=False))
-    dcols = im2col(xp, grad, window)
+    grad = to_work(xp, out_grads[0].astype(w.dtype, copy=False), batch_last)
+    dcols = im2col(xp, grad, window, batch_last)
     dcols = dcols.reshape(groups, -1, dcols.shape[1])
     grads = [None] * len(_arguments(p))
     if need_grad[0]:
-        dx = xp.matmul(w, dcols).reshape(-1, *window.out, batch)
-        grads[0] = from_batch_last(xp, dx).astype(dtype, copy=False)
+        dx = xp.matmul(w, dcols)
+        dx = dx.reshape(-1, *window.out, batch) if batch_last else \
+            dx.reshape(-1, batch, *window.out)
+        grads[0] = from_work(xp, dx, batch_last).astype(dtype, copy=False)
     if need_grad[1]:
         dw = xp.matmul(xt, dcols.transpose(0, 2, 1))
         grads[1] = dw.reshape(-1, p.num_filter // groups, *window.kernel).astype(dtype)

@@ -5,14 +5,15 @@ kernel, stride, dilation and padding per axis, the unpadded spatial size and
 the number of positions per axis. Everything here works on any number of
 spatial axes (1-D, 2-D, 3-D) and on NumPy and CuPy alike.
 
-The convolution kernels keep activations "batch last", (C, *spatial, N), while
-they work: with the batch innermost, every slice taken at one kernel position
-is made of long contiguous runs (whole rows times the batch), so im2col and
+The convolution kernels work channel-first with the batch moved: "batch last"
+(C, *spatial, N) for small images, (C, N, *spatial) when output rows are long
+(``batch_last_for``). Every slice taken at one kernel offset is then made of
+long contiguous runs (rows times the batch, or whole rows), so im2col and
 col2im are a few large copies and adds instead of millions of short ones.
-``to_batch_last`` / ``from_batch_last`` convert from and to MXNet's
-(N, C, *spatial) layout.
+``to_work`` / ``from_work`` convert from and to MXNet's (N, C, *spatial).
 """
 
+import functools
 import importlib
 import itertools
 import math
@@ -25,17 +26,27 @@ __all__ = [
     "conv_out_size",
     "to_batch_last",
     "from_batch_last",
+    "batch_last_for",
+    "to_work",
+    "from_work",
     "pad_spatial",
     "crop_spatial",
     "im2col",
     "col2im",
     "work_dtype",
+    "CHANNEL_FIRST",
+    "SPATIAL_NAMES",
+    "check_window_params",
+    "check_layout",
+    "fill_window_params",
 ]
 
 # NumPy copies a transposed array in the order of the destination, which is
 # slow when the source rows are long; copying in bands of rows keeps both sides
 # in cache (3-10x faster for activation-sized arrays).
 _TRANSPOSE_BAND = 128
+# Output rows at least this long make (C, N, *spatial) the better working layout.
+_LONG_ROW = 16
 
 
 def conv_out_size(size, kernel, stride, dilate, pad):
@@ -129,6 +140,27 @@ def from_batch_last(xp, y):
     return _transpose2d(xp, y.reshape(-1, batch)).reshape(batch, *y.shape[:-1])
 
 
+def batch_last_for(window):
+    """Which working layout suits ``window``: batch last unless output rows are long.
+
+    Copies and adds over one kernel offset run along the innermost axis; with
+    the batch innermost that run is the batch (times the row for stride 1),
+    with (C, N, *spatial) it is one output row, which is better only when rows
+    are long and saves the costlier batch-last transposes.
+    """
+    return window.out[-1] < _LONG_ROW
+
+
+def to_work(xp, x, batch_last):
+    """(N, C, *spatial) -> contiguous (C, *spatial, N) or (C, N, *spatial)."""
+    return to_batch_last(xp, x) if batch_last else xp.ascontiguousarray(x.swapaxes(0, 1))
+
+
+def from_work(xp, y, batch_last):
+    """The inverse of ``to_work``."""
+    return from_batch_last(xp, y) if batch_last else xp.ascontiguousarray(y.swapaxes(0, 1))
+
+
 def _interior(window, first_axis):
     return (slice(None),) * first_axis + tuple(
         slice(p, p + n) for p, n in zip(window.pad, window.size, strict=True)
@@ -156,6 +188,7 @@ def crop_spatial(a, window, first_axis):
     return a[_interior(window, first_axis)]
 
 
+@functools.cache
 def _stride_tricks(xp):
     try:
         return importlib.import_module(f"{xp.__name__}.lib.stride_tricks")
@@ -163,53 +196,68 @@ def _stride_tricks(xp):
         return None
 
 
-def _window_view(xp, padded, window):
-    """(C, *kernel, *out, N) strided view of a padded batch-last array, or None."""
+def _column_shape(window, channels, batch, batch_last):
+    """Columns as (C, *kernel, *out, N) or (C, *kernel, N, *out)."""
+    if batch_last:
+        return (channels, *window.kernel, *window.out, batch)
+    return (channels, *window.kernel, batch, *window.out)
+
+
+def _window_view(xp, padded, window, batch_last):
+    """The columns as a strided view of the padded input, or None without stride tricks."""
     tricks = _stride_tricks(xp)
     if tricks is None or not hasattr(tricks, "as_strided"):
         return None
-    spatial = padded.strides[1:-1]
-    strides = (
-        padded.strides[0],
-        *(st * d for st, d in zip(spatial, window.dilate, strict=True)),
-        *(st * s for st, s in zip(spatial, window.stride, strict=True)),
-        padded.strides[-1],
-    )
-    shape = (padded.shape[0], *window.kernel, *window.out, padded.shape[-1])
+    nd = len(window.kernel)
+    spatial = padded.strides[1:1 + nd] if batch_last else padded.strides[2:]
+    batch = padded.strides[-1] if batch_last else padded.strides[1]
+    kernel = tuple(st * d for st, d in zip(spatial, window.dilate, strict=True))
+    out = tuple(st * s for st, s in zip(spatial, window.stride, strict=True))
+    strides = (padded.strides[0], *kernel, *((*out, batch) if batch_last else (batch, *out)))
+    shape = _column_shape(window, padded.shape[0], padded.shape[-1 if batch_last else 1],
+                          batch_last)
     return tricks.as_strided(padded, shape, strides)
 
 
-def im2col(xp, xt, window, use_view=True):
-    """Columns (C * prod(kernel), prod(out) * N) of a batch-last input (C, *size, N).
+def im2col(xp, xt, window, batch_last, use_view=True):
+    """Columns (C * prod(kernel), N * prod(out)) of a working-layout input.
 
-    Row ``(c, k...)`` holds, for every window position and batch item, the input
-    element under kernel offset ``k`` of channel ``c``.
+    Row ``(c, k...)`` holds, for every window position and batch item, the
+    input element under kernel offset ``k`` of channel ``c``; the columns run
+    over (out..., N) or (N, out...) as the layout does. The result is a new
+    array (callers may write over it) except for a pointwise window, where it
+    is ``xt`` reshaped.
     """
-    channels, batch = xt.shape[0], xt.shape[-1]
+    channels, batch = xt.shape[0], xt.shape[-1 if batch_last else 1]
     rows, columns = channels * math.prod(window.kernel), math.prod(window.out) * batch
     if window.pointwise:
         return xt.reshape(rows, columns)
-    padded = pad_spatial(xp, xt, window, 1)
-    view = _window_view(xp, padded, window) if use_view else None
+    first = 1 if batch_last else 2
+    padded = pad_spatial(xp, xt, window, first)
+    cols = xp.empty(_column_shape(window, channels, batch, batch_last), dtype=xt.dtype)
+    view = _window_view(xp, padded, window, batch_last) if use_view else None
     if view is not None:
-        return view.reshape(rows, columns)
-    # Without stride tricks: one strided copy per kernel offset, vectorised over the rest.
-    cols = xp.empty((channels, *window.kernel, *window.out, batch), dtype=xt.dtype)
-    for position in window.positions():
-        cols[(slice(None), *position)] = padded[window.taps(position, 1)]
+        cols[...] = view
+    else:  # without stride tricks: one strided copy per kernel offset
+        for position in window.positions():
+            cols[(slice(None), *position)] = padded[window.taps(position, first)]
     return cols.reshape(rows, columns)
 
 
-def col2im(xp, cols, window, channels, batch):
-    """The adjoint of ``im2col``: sums columns back onto a batch-last (C, *size, N) array."""
-    cols = cols.reshape(channels, *window.kernel, *window.out, batch)
+def col2im(xp, cols, window, channels, batch, batch_last):
+    """The adjoint of ``im2col``: sums columns back onto a working-layout array."""
+    cols = cols.reshape(_column_shape(window, channels, batch, batch_last))
+    first = 1 if batch_last else 2
     if window.pointwise:
-        return cols.reshape(channels, *window.size, batch)
-    padded = xp.zeros((channels, *window.padded, batch), dtype=cols.dtype)
+        return cols.reshape((channels, *window.size, batch) if batch_last else
+                            (channels, batch, *window.size))
+    shape = (channels, *window.padded, batch) if batch_last else \
+        (channels, batch, *window.padded)
+    padded = xp.zeros(shape, dtype=cols.dtype)
     for position in window.positions():
-        target = padded[window.taps(position, 1)]
+        target = padded[window.taps(position, first)]
         target += cols[(slice(None), *position)]  # in place on the view, no write-back copy
-    return crop_spatial(padded, window, 1)
+    return crop_spatial(padded, window, first)
 
 
 # -- parameters shared by Convolution, Deconvolution and Pooling ---------------

@@ -157,11 +157,16 @@ def _bn_backward(ctx, p, saved, out_grads, need_grad):
     return grads
 
 
+# MXNet's BatchNorm gives its moving-statistics variables these initializers on compose
+_BN_INPUT_INITS = {"moving_mean": {"__init__": '["zero", {}]'},
+                   "moving_var": {"__init__": '["one", {}]'}}
+
 BATCH_NORM = OpDef(
     name="BatchNorm",
     params=BatchNormParams,
     arguments=("data", "gamma", "beta"),
     aux_states=("moving_mean", "moving_var"),
+    input_var_attrs=lambda p: _BN_INPUT_INITS,
     outputs=_bn_outputs,
     hidden_outputs=lambda p: 0 if p.output_mean_var else 2,
     infer_shape=_bn_infer_shape,

@@ -200,9 +200,7 @@ def to_attr_string(value):
         return value
     if isinstance(value, type) or isinstance(value, np.dtype):
         return np.dtype(value).name
-    if isinstance(value, list):
-        value = tuple(value)
-    return str(value)
+    return str(value)  # a list stays "[1, 1]", as MXNet writes it
 
 
 def positive(instance, attribute, value):

@@ -142,12 +142,14 @@ def _window_forward(ctx, p, x, window, work):
     xp = ctx.xp
     fill = _lowest(x.dtype) if p.pool_type == "max" else 0
     padded = pad_spatial(xp, x, window, 2, fill)
+    taps = [padded[window.taps(position, 2)] for position in window.positions()]
+    if p.pool_type == "max":
+        out = xp.maximum(taps[0], taps[1]) if len(taps) > 1 else taps[0].copy()
+        for tap in taps[2:]:
+            xp.maximum(out, tap, out=out)
+        return out, padded
     out = None
-    for position in window.positions():
-        tap = padded[window.taps(position, 2)]
-        if p.pool_type == "max":
-            out = tap.copy() if out is None else xp.maximum(out, tap, out=out)
-            continue
+    for tap in taps:
         tap = _power(tap.astype(work, copy=False), p.p_value) if p.pool_type == "lp" else tap
         out = tap.astype(work, copy=True) if out is None else xp.add(out, tap, out=out)
     if p.pool_type == "avg":
@@ -157,16 +159,29 @@ def _window_forward(ctx, p, x, window, work):
     return out.astype(x.dtype, copy=False), padded
 
 
-def _window_gradients(ctx, p, padded, out, grad, window, work):
-    """Yields (kernel offset, gradient reaching the input under it)."""
+def _max_backward(xp, padded, out, grad, window, dx):
+    """Each window's gradient to its first maximum, in row-major order (MXNet on ties)."""
+    taken = None  # windows whose maximum was already found
+    last = tuple(k - 1 for k in window.kernel)
+    for position in window.positions():
+        taps = window.taps(position, 2)
+        hit = padded[taps] == out
+        if taken is not None:
+            xp.greater(hit, taken, out=hit)  # hit and not taken
+        if window.overlapping:
+            target = dx[taps]
+            target += grad * hit
+        else:
+            xp.multiply(grad, hit, out=dx[taps])
+        if taken is None:
+            taken = hit
+        elif position != last:
+            taken |= hit
+
+
+def _spread_backward(ctx, p, padded, out, grad, window, dx, work):
+    """avg, sum and lp: every input of a window gets a share of its gradient."""
     xp = ctx.xp
-    if p.pool_type == "max":
-        remaining = grad.copy()  # gradient not yet given to an earlier maximum
-        for position in window.positions():
-            routed = remaining * (padded[window.taps(position, 2)] == out)
-            remaining -= routed
-            yield position, routed
-        return
     scale = grad.astype(work, copy=False)
     if p.pool_type == "avg":
         scale = scale / _avg_divisor(ctx, p, window, work)
@@ -175,22 +190,28 @@ def _window_gradients(ctx, p, padded, out, grad, window, work):
         safe = xp.where(total == 0, 1, total)  # MXNet gives 0 where the norm is 0
         scale = xp.where(total == 0, 0, scale / safe)
     for position in window.positions():
+        taps = window.taps(position, 2)
+        part = scale
         if p.pool_type == "lp" and p.p_value > 1:
-            tap = padded[window.taps(position, 2)].astype(work, copy=False)
-            yield position, _power(tap, p.p_value - 1) * scale
-        else:
-            yield position, scale
-
-
-def _window_backward(ctx, p, padded, out, grad, window, work):
-    xp = ctx.xp
-    dx = xp.zeros(padded.shape, dtype=work)
-    for position, part in _window_gradients(ctx, p, padded, out, grad, window, work):
-        target = dx[window.taps(position, 2)]
+            part = _power(padded[taps].astype(work, copy=False), p.p_value - 1) * scale
+        target = dx[taps]
         if window.overlapping:
             target += part
         else:
             target[...] = part
+
+
+def _window_backward(ctx, p, padded, out, grad, window, work):
+    xp = ctx.xp
+    tiled = not window.overlapping and all(
+        o * s == n and s == e for o, s, n, e in
+        zip(window.out, window.stride, window.padded, window.extent, strict=True))
+    # Where the windows tile the input every element is written; elsewhere gaps stay 0.
+    dx = (xp.empty if tiled else xp.zeros)(padded.shape, dtype=work)
+    if p.pool_type == "max":
+        _max_backward(xp, padded, out, grad, window, dx)
+    else:
+        _spread_backward(ctx, p, padded, out, grad, window, dx, work)
     return xp.ascontiguousarray(crop_spatial(dx, window, 2))
 
 

@@ -122,10 +122,18 @@ def _backward(ctx, p, saved, out_grads, need_grad):
     return grads
 
 
+def _input_var_attrs(p):
+    # MXNet tags the second input with a bilinear initializer on compose, whatever
+    # the sample type (the golden JSON shows it on a nearest-mode second input)
+    names = _arguments(p)
+    return {names[1]: {"__init__": '["bilinear", {}]'}} if len(names) > 1 else {}
+
+
 UPSAMPLING = OpDef(
     name="UpSampling",
     params=UpSamplingParams,
     arguments=_arguments,
+    input_var_attrs=_input_var_attrs,
     variadic="num_args",
     infer_shape=_infer_shape,
     forward=_forward,

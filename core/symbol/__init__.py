@@ -91,8 +91,8 @@ def pow(base, exp):  # noqa: A001 - MXNet's name
     """``base ** exp`` for symbols and scalars."""
     if isinstance(base, Symbol):
         return base**exp
-    if isinstance(exp, Symbol):
-        return base**exp
+    if isinstance(exp, Symbol):  # named like MXNet's _RPowerScalar, unlike ``2 ** x``
+        return create("_rpower_scalar", "_rpowerscalar", (exp,), {"scalar": base})
     raise TypeError("at least one operand must be a Symbol")
 
 

@@ -14,13 +14,30 @@ import numpy as np
 from .. import registry
 from ..ops.params import to_attr_string
 from .graph import Node
-from .names import AttrScope, NameManager
+from .names import HIDDEN_KEYS, AttrScope, NameManager, stored_key
 from .symbol import Symbol
 
 __all__ = ["Variable", "var", "create", "op_function"]
 
 _DTYPE_FLAGS = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-                "int64": 6, "bool": 7}
+                "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11}
+
+
+def _scoped_attrs(attr, what):
+    """The current AttrScope's attributes updated with the user's ``attr`` (strings only)."""
+    attr = dict(attr or {})
+    for key, value in attr.items():
+        if not isinstance(value, str):
+            raise ValueError(f"{what}: attribute {key!r} must be a string, got {value!r}")
+    return AttrScope.current().get({stored_key(k): v for k, v in attr.items()})
+
+
+def _dtype_flag(dtype, name):
+    dtype_name = np.dtype(dtype).name
+    if dtype_name not in _DTYPE_FLAGS:
+        raise TypeError(f"Variable {name!r}: dtype {dtype_name} has no MXNet type flag; "
+                        f"supported: {', '.join(_DTYPE_FLAGS)}")
+    return str(_DTYPE_FLAGS[dtype_name])
 
 
 def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
@@ -28,15 +45,15 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     """A graph input named ``name`` (data, label, weight, ...)."""
     if not isinstance(name, str):
         raise TypeError(f"Variable name must be a string, got {name!r}")
-    attrs = AttrScope.current().get(attr)
+    attrs = _scoped_attrs(attr, f"Variable {name!r}")
     if shape is not None:
-        attrs["__shape__"] = str(tuple(shape))
+        attrs["__shape__"] = str(shape)  # str() as MXNet: a list stays "[2, 3]"
     if lr_mult is not None:
         attrs["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:
         attrs["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
-        attrs["__dtype__"] = str(_DTYPE_FLAGS[np.dtype(dtype).name])
+        attrs["__dtype__"] = _dtype_flag(dtype, name)
     if init is not None:
         attrs["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
@@ -66,18 +83,33 @@ def create(op_name, hint, args, kwargs):
     """A symbol applying operator ``op_name`` (see module doc)."""
     op = registry.lookup("operators", op_name)
     name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
+    # lr_mult=..., ctx_group=... given to an op are attributes, as in MXNet
+    hidden = {stored_key(k): str(kwargs.pop(k)) for k in list(kwargs) if k in HIDDEN_KEYS}
     inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    raw = {k: to_attr_string(v) for k, v in kwargs.items() if k not in inputs}
     positional = _flatten_positional(op.name, args)
-    if op.variadic and op.variadic not in raw:
-        raw[op.variadic] = str(len(positional) + len(inputs))
-    params = op.parse(raw)
+    raw, params, slots = _parse(op, kwargs, inputs, len(positional))
     node_name = NameManager.current().get(name, hint)
-    attrs = {**raw, **AttrScope.current().get(attr)}
-    slots = (*op.arguments(params), *op.aux_states(params))
+    attrs = {**raw, **_scoped_attrs(attr, f"{op.name} {node_name!r}"), **hidden}
     entries = _assign_inputs(op.name, slots, positional, inputs, node_name, attrs)
     node = Node(op, node_name, attrs, entries)  # one node, whatever its number of outputs
+    node.set_input_var_attrs()
     return Symbol([(node, i) for i in range(len(op.outputs(params)))])
+
+
+def _parse(op, kwargs, inputs, n_positional):
+    """(string attributes, parsed params, input slots); ``weight=None`` means "create it"."""
+    unset = {k for k, v in kwargs.items() if v is None}
+    raw = {k: to_attr_string(v) for k, v in kwargs.items() if k not in inputs and k not in unset}
+    if op.variadic and op.variadic not in raw:
+        raw[op.variadic] = str(n_positional + len(inputs))
+    params = op.parse(raw)
+    slots = (*op.arguments(params), *op.aux_states(params))
+    not_inputs = unset - set(slots)
+    if not_inputs:  # a parameter explicitly set to None: MXNet stores "None"
+        raw.update({k: "None" for k in sorted(not_inputs)})
+        params = op.parse(raw)
+        slots = (*op.arguments(params), *op.aux_states(params))
+    return raw, params, slots
 
 
 def _flatten_positional(op_name, args):
@@ -185,25 +217,45 @@ def _install_operators():
         setattr(Symbol, f"__{kind}__", _compare(kind))
     Symbol.__hash__ = object.__hash__
     Symbol.__neg__ = lambda self: create("_mul_scalar", "_mulscalar", (self,), {"scalar": -1.0})
+    Symbol.__abs__ = lambda self: create("abs", "abs", (self,), {})
     Symbol.__call__ = _compose
 
 
 def _compose(self, *args, **kwargs):
-    """A copy of this symbol with its argument variables replaced by other symbols."""
+    """A copy of this symbol with input variables replaced by other symbols (``sym(data=x)``).
+
+    Keyword names must be inputs of the symbol; positional symbols replace the
+    arguments in ``list_arguments()`` order (MXNet accepts keywords only here).
+    """
     name = kwargs.pop("name", None)
+    if args and kwargs:
+        raise TypeError("compose with either positional or keyword symbols, not both")
     clone = self.__deepcopy__(None)
-    arguments = clone.list_arguments()
-    if args:
-        if kwargs:
-            raise ValueError("compose with either positional or keyword symbols, not both")
-        kwargs = dict(zip(arguments, args, strict=False))
-    replace = {n: _single_entry(s, "compose", n) for n, s in kwargs.items()}
+    replace = _replacements(clone, args, kwargs)
     for node in clone._nodes():
         node.inputs = [replace.get(child.name, (child, i)) if child.op is None else (child, i)
                        for child, i in node.inputs]
-    if name is not None and len(clone) == 1:
-        clone._heads[0][0].name = name
+    clone._heads = [replace.get(node.name, (node, i)) if node.op is None else (node, i)
+                    for node, i in clone._heads]
+    if name is not None and clone._node() is not None:
+        clone._node().name = name
     return clone
+
+
+def _replacements(symbol, args, kwargs):
+    """{input variable name: entry replacing it} for ``_compose``."""
+    inputs = symbol.list_inputs()
+    if args:
+        arguments = symbol.list_arguments()
+        if len(args) > len(arguments):
+            raise ValueError(f"compose: {len(args)} symbols given for {len(arguments)} arguments "
+                             f"({', '.join(arguments)})")
+        kwargs = dict(zip(arguments, args, strict=False))
+    unknown = sorted(set(kwargs) - set(inputs))
+    if unknown:
+        raise ValueError(f"compose: {unknown[0]!r} is not an input of the symbol; inputs are "
+                         f"{', '.join(inputs)}")
+    return {n: _single_entry(s, "compose", n) for n, s in kwargs.items()}
 
 
 _install_operators()

@@ -36,6 +36,31 @@ class Node:
         self.attrs[key] = value
         self._params = None
 
+    def update_attrs(self, attrs):
+        """Set several attributes; an operator re-parses them and, on error, keeps the old ones."""
+        previous = dict(self.attrs)
+        self.attrs.update(attrs)
+        self._params = None
+        if self.op is not None:
+            try:
+                self._params = self.op.parse(self.attrs)
+            except Exception:
+                self.attrs = previous
+                raise
+
+    def set_input_var_attrs(self):
+        """Give variable inputs the attributes the op sets on them, where absent.
+
+        MXNet's FSetInputVarAttrOnCompose: BatchNorm's moving statistics get
+        their ``__init__``.
+        """
+        wanted = self.op.input_var_attrs(self.params) if self.op.input_var_attrs else {}
+        slots = (*self.argument_names(), *self.aux_names())
+        for slot, (child, _) in zip(slots, self.inputs, strict=False):
+            if child.op is None:
+                for key, value in wanted.get(slot, {}).items():
+                    child.attrs.setdefault(key, value)
+
     def output_suffixes(self):
         return ("",) if self.op is None else self.op.outputs(self.params)
 

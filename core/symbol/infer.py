@@ -39,13 +39,7 @@ def infer_graph_shapes(heads, given):
     shapes = {}
     for node in nodes:
         if node.op is None:
-            hint = _variable_hint(node, "__shape__", _shape_hint)
-            shape = given.get(node.name)
-            try:
-                shapes[(id(node), 0)] = merge_shape(hint, shape, node.name)
-            except ArgShapeMismatch:
-                raise ShapeError(f"variable {node.name!r}: shape {tuple(shape)} given, but it "
-                                 f"was declared with shape {hint}") from None
+            shapes[(id(node), 0)] = _variable_shape(node, given.get(node.name))
     ops = [n for n in nodes if n.op is not None]
     for sweep in range(MAX_SWEEPS):
         order = ops if sweep % 2 == 0 else ops[::-1]
@@ -53,6 +47,21 @@ def infer_graph_shapes(heads, given):
         if not changed and sweep:
             break
     return nodes, shapes
+
+
+def _variable_shape(node, shape):
+    """A variable's shape: the one given wins over a declared ``__shape__``, as in MXNet.
+
+    A partly known given shape is completed from the declared one.
+    """
+    if known(shape):
+        return tuple(shape)
+    hint = _variable_hint(node, "__shape__", _shape_hint)
+    try:
+        return merge_shape(hint, shape, node.name)
+    except ArgShapeMismatch:
+        raise ShapeError(f"variable {node.name!r}: shape {tuple(shape)} given, but it "
+                         f"was declared with shape {hint}") from None
 
 
 def _infer_node(node, shapes, given):
@@ -64,7 +73,10 @@ def _infer_node(node, shapes, given):
     ins = [shapes.get(k) for k in in_keys[:n_args]]
     auxs = [shapes.get(k) for k in in_keys[n_args:]]
     outs = [shapes.get(k) for k in out_keys]
-    ins, outs, auxs = node.op.infer_shapes(params, ins, outs, auxs, node=node.name)
+    try:
+        ins, outs, auxs = node.op.infer_shape(params, ins, outs, auxs)
+    except ArgShapeMismatch as exc:
+        raise _op_mismatch(node, exc, ins, given) from None
     for key, value, label in zip(
         (*in_keys, *out_keys),
         (*ins, *auxs, *outs),
@@ -79,6 +91,17 @@ def _infer_node(node, shapes, given):
                 f"expected {exc.got}; input shapes given: {_describe(given)}"
             ) from None
     return before != [shapes.get(k) for k in (*in_keys, *out_keys)]
+
+
+def _op_mismatch(node, exc, in_shapes, given):
+    """The ShapeError for an op's ``mismatch``: node, argument, shapes, and what was given."""
+    inputs = ", ".join(f"{n}={s}" for n, s in zip(node.argument_names(), in_shapes, strict=False))
+    reason = f" ({exc.reason})" if exc.reason else ""
+    return ShapeError(
+        f"{node.op.name} node {node.name!r}: argument {exc.argument!r} has shape {exc.got}, "
+        f"expected {exc.expected}{reason}; node inputs: {inputs}; input shapes given: "
+        f"{_describe(given)}"
+    )
 
 
 def _describe(given):

@@ -12,10 +12,11 @@ import json
 from .. import registry
 from ..errors import FormatError, RebindError
 from .graph import Node, topological_order
+from .upgrade import CURRENT_VERSION, file_version, split_hidden, upgrade_node
 
 __all__ = ["graph_to_json", "graph_from_json"]
 
-MXNET_VERSION = 10901
+MXNET_VERSION = CURRENT_VERSION
 
 
 # -- writing --------------------------------------------------------------------
@@ -100,43 +101,61 @@ def graph_from_json(text, source="<json>"):
     """The head entries of the graph described by MXNet JSON ``text``."""
     try:
         document = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise FormatError(f"{source}: not valid JSON: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
         raise FormatError(f"{source}: a symbol file is an object with a 'nodes' list")
-    nodes = []
+    nodes, version = [], file_version(document)
     for index, spec in enumerate(document["nodes"]):
-        nodes.append(_read_node(spec, index, nodes, source))
+        nodes.append(_read_node(spec, index, nodes, source, version))
     heads = document.get("heads")
     if not isinstance(heads, list) or not heads:
         raise FormatError(f"{source}: 'heads' must be a non-empty list of entries")
     return [_entry(entry, nodes, f"heads[{i}]", source) for i, entry in enumerate(heads)]
 
 
-def _read_node(spec, index, nodes, source):
+def _read_node(spec, index, nodes, source, version):
     where = f"{source}: node {index}"
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
         raise FormatError(f"{where} must be an object with a string 'name'")
     op_name, name = spec.get("op", "null"), spec["name"]
+    if not isinstance(op_name, str):
+        raise FormatError(f"{where} ({name!r}): 'op' must be a string, got {op_name!r}")
+    if not isinstance(spec.get("inputs", []), list):
+        raise FormatError(f"{where} ({name!r}): 'inputs' must be a list of entries")
+    attrs, plain_hidden = split_hidden(_read_attrs(spec, f"{where} ({name!r})"), version)
+    inputs = [_entry(e, nodes, f"node {name!r} input {i}", source)
+              for i, e in enumerate(spec["inputs"] if "inputs" in spec else [])]
+    if op_name == "null":
+        if inputs:
+            raise FormatError(f"{where} ({name!r}): a variable cannot have inputs")
+        node = Node(None, name, attrs)
+    else:
+        node = Node(_operator(op_name, f"{where} ({name!r})"), name, attrs, inputs)
+    try:
+        upgrade_node(node, plain_hidden, version)
+    except RebindError as exc:
+        raise FormatError(f"{where} ({name!r}): {exc}") from None
+    if node.op is not None:
+        _check_node(node, where)
+    return node
+
+
+def _read_attrs(spec, where):
     attrs = {}
     for key in ("param", "attr", "attrs"):  # older files split attributes in two
         value = spec.get(key) or {}
         if not isinstance(value, dict):
-            raise FormatError(f"{where} ({name!r}): {key!r} must be an object")
+            raise FormatError(f"{where}: {key!r} must be an object")
         attrs.update({str(k): str(v) for k, v in value.items()})
-    inputs = [_entry(e, nodes, f"node {name!r} input {i}", source)
-              for i, e in enumerate(spec.get("inputs", []))]
-    if op_name == "null":
-        if inputs:
-            raise FormatError(f"{where} ({name!r}): a variable cannot have inputs")
-        return Node(None, name, attrs)
+    return attrs
+
+
+def _operator(op_name, where):
     try:
-        op = registry.lookup("operators", op_name)
+        return registry.lookup("operators", op_name)
     except RebindError as exc:
-        raise FormatError(f"{where} ({name!r}) uses operator {op_name!r}: {exc}") from None
-    node = Node(op, name, attrs, inputs)
-    _check_node(node, where)
-    return node
+        raise FormatError(f"{where} uses operator {op_name!r}: {exc}") from None
 
 
 def _check_node(node, where):

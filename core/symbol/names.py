@@ -7,9 +7,18 @@ attaches ``__ctx_group__`` to every symbol created inside.
 
 import threading
 
-__all__ = ["NameManager", "Prefix", "AttrScope"]
+__all__ = ["NameManager", "Prefix", "AttrScope", "HIDDEN_KEYS", "stored_key"]
 
 _local = threading.local()
+
+# Attributes MXNet stores as __key__ but also lists, reads and sets as plain key.
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+               "profiler_scope")
+
+
+def stored_key(key):
+    """The key an attribute is stored under: ``lr_mult`` -> ``__lr_mult__``, others as given."""
+    return f"__{key}__" if key in HIDDEN_KEYS else key
 
 
 class NameManager:
@@ -58,15 +67,16 @@ class Prefix(NameManager):
 class AttrScope:
     """Attributes attached to every symbol created inside the ``with`` block.
 
-    Keys are given without underscores (``ctx_group='dev1'``) and stored as
-    MXNet's hidden attributes (``__ctx_group__``); values must be strings.
+    MXNet's hidden keys are given without underscores (``ctx_group='dev1'``)
+    and stored as ``__ctx_group__``; other keys are kept as given. Values
+    must be strings.
     """
 
     def __init__(self, **kwargs):
         for key, value in kwargs.items():
             if not isinstance(value, str):
                 raise ValueError(f"AttrScope: attribute {key!r} must be a string, got {value!r}")
-        self._attr = {_hidden(k): v for k, v in kwargs.items()}
+        self._attr = {stored_key(k): v for k, v in kwargs.items()}
         self._old = None
 
     def get(self, attr=None):
@@ -94,6 +104,3 @@ class AttrScope:
         _local.attr_scope = self._old
         return False
 
-
-def _hidden(key):
-    return key if key.startswith("__") and key.endswith("__") else f"__{key}__"

@@ -7,12 +7,9 @@ from ..fileutil import write_atomic
 from .graph import Node, topological_order
 from .infer import arguments_and_aux, infer_graph_shapes, infer_graph_types, unresolved
 from .json_io import graph_from_json, graph_to_json
+from .names import HIDDEN_KEYS, stored_key
 
 __all__ = ["Symbol", "load", "load_json", "Group"]
-
-# Attributes MXNet stores as __key__ but also lists, reads and sets as plain key.
-HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
-               "profiler_scope")
 
 
 def _listed(attrs):
@@ -22,10 +19,6 @@ def _listed(attrs):
         if f"__{key}__" in attrs:
             listed[key] = attrs[f"__{key}__"]
     return listed
-
-
-def _stored_key(key):
-    return f"__{key}__" if key in HIDDEN_KEYS else key
 
 
 class Symbol:
@@ -39,8 +32,14 @@ class Symbol:
     # -- description ------------------------------------------------------------
     @property
     def name(self):
-        """The name of the single output's node; None for a group."""
-        return self._heads[0][0].name if len(self._heads) == 1 else None
+        """The name of this symbol's node; None for a group of several nodes."""
+        node = self._node()
+        return None if node is None else node.name
+
+    def _node(self):
+        """The node every output comes from (one, even for split's outputs), or None."""
+        nodes = {id(node): node for node, _ in self._heads}
+        return next(iter(nodes.values())) if len(nodes) == 1 else None
 
     def _nodes(self):
         return topological_order(self._heads)
@@ -66,8 +65,9 @@ class Symbol:
         return Symbol([(n, i) for n in self._nodes() for i in range(n.num_outputs)])
 
     def get_children(self):
-        """The inputs of this symbol's node as one grouped symbol; None for a variable."""
-        inputs = [entry for node, _ in self._heads for entry in node.inputs]
+        """The inputs of this symbol's node(s) as one grouped symbol; None for a variable."""
+        nodes = {id(node): node for node, _ in self._heads}
+        inputs = [entry for node in nodes.values() for entry in node.inputs]
         return Symbol(inputs) if inputs else None
 
     def __len__(self):
@@ -93,36 +93,59 @@ class Symbol:
         return Symbol([self._heads[index]])
 
     def __repr__(self):
-        if len(self._heads) == 1:
+        if self.name is not None:
             return f"<Symbol {self.name}>"
-        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+        return f"<Symbol group [{', '.join(node.name for node, _ in self._heads)}]>"
+
+    def __getstate__(self):
+        return {"json": self.tojson()}
+
+    def __setstate__(self, state):
+        self._heads = graph_from_json(state["json"], source="<pickle>")
 
     # -- attributes -------------------------------------------------------------
     def _single_node(self, what):
-        if len(self._heads) != 1:
-            raise ValueError(f"{what} needs a symbol with one output, this one has {len(self)}")
-        return self._heads[0][0]
+        node = self._node()
+        if node is None:
+            raise ValueError(f"{what} needs a symbol of one node, this one groups "
+                             f"{len(self)} outputs of different nodes")
+        return node
 
     def attr(self, key):
-        """The attribute ``key`` of this symbol's node, or None."""
-        return self._single_node("attr").attrs.get(_stored_key(key))
+        """The attribute ``key`` of this symbol's node (``'name'`` too); None if absent or grouped."""
+        node = self._node()
+        if node is None:
+            return None
+        if key == "name":
+            return node.name
+        return node.attrs.get(key, node.attrs.get(stored_key(key)))
 
     def list_attr(self, recursive=False):
-        """The attributes of this symbol's node (``recursive`` is MXNet's removed option)."""
+        """The attributes of this symbol's (first output's) node, hidden ones also as plain keys.
+
+        ``recursive`` is MXNet's removed option: use ``attr_dict()``.
+        """
         if recursive:
             raise DeprecationWarning("list_attr(recursive=True) is gone in MXNet 1.x: use attr_dict()")
-        return _listed(self._single_node("list_attr").attrs)
+        return _listed(self._heads[0][0].attrs)
 
     def attr_dict(self):
         """{node name: attributes} for every node that has attributes."""
         return {n.name: _listed(n.attrs) for n in self._nodes() if n.attrs}
 
     def _set_attr(self, **kwargs):
+        """Set string attributes of this symbol's node; ``name=`` renames the node.
+
+        An operator's parameters are parsed again, so a bad value raises
+        ParamError and leaves the node unchanged.
+        """
         node = self._single_node("_set_attr")
         for key, value in kwargs.items():
             if not isinstance(value, str):
                 raise ValueError(f"attribute {key!r} must be a string, got {value!r}")
-            node.set_attr(_stored_key(key), value)
+        if "name" in kwargs:
+            node.name = kwargs.pop("name")
+        node.update_attrs({stored_key(k): v for k, v in kwargs.items()})
 
     # -- copies and JSON ----------------------------------------------------------
     def __copy__(self):
@@ -207,6 +230,10 @@ class Symbol:
 
         return ([type_of(n) for n in args_], [type_of(n, i) for n, i in self._heads],
                 [type_of(n) for n in aux_])
+
+    def infer_type_partial(self, *args, **kwargs):
+        """Same as ``infer_type``: unknown dtypes are float32 rather than None."""
+        return self.infer_type(*args, **kwargs)
 
     # -- binding --------------------------------------------------------------------
     def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,

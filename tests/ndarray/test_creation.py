@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind.ops.params import ParamError
 from rebind.errors import ContextMismatchError, ShapeError
+from rebind.ops.params import ParamError
 
 SEED = 7
 

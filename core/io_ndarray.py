@@ -1,0 +1,237 @@
+"""NDArrayIter: batches cut from arrays held in memory, with MXNet 1.9's last-batch rules.
+
+The iterator walks a cursor over the examples in steps of ``batch_size``.
+What happens at the end of the data is ``last_batch_handle``'s business:
+
+- ``'pad'``: the last batch is filled up with examples from the start of the
+  data (wrapping as often as needed) and reports how many through ``pad``.
+- ``'discard'``: an incomplete last batch is dropped.
+- ``'roll_over'``: an incomplete last batch is kept back and becomes the head
+  of the first batch of the next epoch. That batch reports the number of
+  carried examples as its ``pad`` (MXNet does so although they are real data).
+"""
+
+import numpy as np
+
+from .errors import ShapeError
+from .io_base import DataBatch, DataDesc, DataIter
+from .ndarray import NDArray, array, concatenate
+
+__all__ = ["NDArrayIter"]
+
+LAST_BATCH_HANDLES = ("pad", "discard", "roll_over")
+
+
+def _as_ndarray(name, value):
+    if isinstance(value, NDArray):
+        return value
+    try:
+        # mx.nd.array's rule: float32 on the current context, whatever the source dtype
+        return array(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"NDArrayIter: input {name!r} must be an NDArray, a numpy.ndarray or array-like, "
+            f"got {type(value).__name__}"
+        ) from exc
+
+
+def named_inputs(inputs, allow_empty, default_name):
+    """``[(name, NDArray), ...]`` from an array, a list of arrays or a dict, sorted by name.
+
+    One array is named ``default_name``; the i-th array of a list of several is
+    ``_<i>_<default_name>``. The pairs are sorted by name as MXNet sorts them,
+    so more than ten list inputs come out as ``_0_, _10_, _11_, _1_, ...``.
+    """
+    if inputs is None:
+        if not allow_empty:
+            raise ValueError("NDArrayIter: data must be given (an array, a list or a dict)")
+        inputs = []
+    if not isinstance(inputs, (list, tuple, dict)):
+        inputs = [inputs]
+    if isinstance(inputs, (list, tuple)):
+        if not inputs and not allow_empty:
+            raise ValueError("NDArrayIter: data is an empty list; give at least one array")
+        if len(inputs) == 1:
+            inputs = {default_name: inputs[0]}
+        else:
+            inputs = {f"_{i}_{default_name}": value for i, value in enumerate(inputs)}
+    return sorted((name, _as_ndarray(name, value)) for name, value in inputs.items())
+
+
+def _take_rows(source, rows):
+    """The rows ``rows`` (host integer array) of ``source``, as a new NDArray."""
+    ctx = source.context
+    index = ctx.backend.asarray(rows, np.int64, ctx.device_id)
+    return NDArray(source.data[index], ctx)
+
+
+class NDArrayIter(DataIter):
+    """Iterate over NDArrays or NumPy arrays (one, a list, or a dict of them) in batches.
+
+    Args:
+        data: the inputs; a dict names them, a list names them ``_0_data``,
+            ``_1_data``, ..., one array is called ``data_name``.
+        label: the labels, named the same way after ``label_name``; optional.
+        batch_size: examples per batch.
+        shuffle: draw a new order of the examples at construction and at every
+            reset, from rebind's random stream of the data's context (so
+            ``mx.random.seed`` makes it reproducible). As in MXNet, shuffled
+            inputs are stored as float32 whatever their dtype was.
+        last_batch_handle: 'pad', 'discard' or 'roll_over' (see the module).
+        data_name, label_name: the names of single inputs.
+
+    NDArrays stay on their context; anything else becomes a float32 NDArray on
+    the current context (``mx.nd.array``'s rule).
+    """
+
+    def __init__(
+        self,
+        data,
+        label=None,
+        batch_size=1,
+        shuffle=False,
+        last_batch_handle="pad",
+        data_name="data",
+        label_name="softmax_label",
+    ):
+        super().__init__(batch_size)
+        if last_batch_handle not in LAST_BATCH_HANDLES:
+            raise ValueError(
+                f"NDArrayIter: last_batch_handle must be one of {LAST_BATCH_HANDLES}, "
+                f"got {last_batch_handle!r}"
+            )
+        if int(batch_size) < 1:
+            raise ValueError(f"NDArrayIter: batch_size must be >= 1, got {batch_size}")
+        self.batch_size = int(batch_size)
+        self.data = named_inputs(data, allow_empty=False, default_name=data_name)
+        self.label = named_inputs(label, allow_empty=True, default_name=label_name)
+        self.num_data = _common_length(self.data + self.label)
+        self.idx = np.arange(self.num_data)
+        self.shuffle = shuffle
+        self.last_batch_handle = last_batch_handle
+        self.cursor = -self.batch_size
+        # the incomplete last batch ('roll_over'): (data list, label list)
+        self._carry = None
+        self.reset()
+
+    @property
+    def data_list(self):
+        """Every input array, data first, then labels."""
+        return [array for _, array in self.data] + [array for _, array in self.label]
+
+    @property
+    def num_source(self):
+        return len(self.data) + len(self.label)
+
+    @property
+    def provide_data(self):
+        return self._describe(self.data)
+
+    @property
+    def provide_label(self):
+        return self._describe(self.label)
+
+    def _describe(self, inputs):
+        return [
+            DataDesc(name, (self.batch_size,) + tuple(value.shape[1:]), value.dtype)
+            for name, value in inputs
+        ]
+
+    # -- position -------------------------------------------------------------
+    def reset(self):
+        """Start a new epoch; under 'roll_over' an incomplete last batch is carried into it."""
+        if self.shuffle:
+            self._shuffle_data()
+        unfinished = self.num_data - self.batch_size < self.cursor < self.num_data
+        if self.last_batch_handle == "roll_over" and unfinished:
+            # the carried examples fill the first -cursor slots of the next batch
+            self.cursor = self.cursor - self.num_data - self.batch_size
+        else:
+            self.cursor = -self.batch_size
+
+    def hard_reset(self):
+        """Start a new epoch from the first example, dropping any rolled-over examples."""
+        if self.shuffle:
+            self._shuffle_data()
+        self.cursor = -self.batch_size
+        self._carry = None
+
+    def iter_next(self):
+        self.cursor += self.batch_size
+        if self.cursor >= 0:
+            self._carry = None  # the roll-over batch, if any, is behind us
+        return self.cursor < self.num_data
+
+    def next(self):
+        if not self.iter_next():
+            raise StopIteration
+        data, label = self.getdata(), self.getlabel()
+        if data[0].shape[0] != self.batch_size:
+            # an incomplete batch ends the epoch; 'roll_over' picks it up after reset()
+            self._carry = (data, label)
+            raise StopIteration
+        return DataBatch(data=data, label=label, pad=self.getpad(), index=None)
+
+    # -- the current batch ------------------------------------------------------
+    def getdata(self):
+        return self._batch(self.data, 0)
+
+    def getlabel(self):
+        return self._batch(self.label, 1)
+
+    def getpad(self):
+        if self.last_batch_handle == "pad" and self.cursor + self.batch_size > self.num_data:
+            return self.cursor + self.batch_size - self.num_data
+        if self._in_rollover_batch():
+            return -self.cursor
+        return 0
+
+    def _in_rollover_batch(self):
+        return self.last_batch_handle == "roll_over" and -self.batch_size < self.cursor < 0
+
+    def _batch(self, inputs, part):
+        if self.cursor >= self.num_data:
+            raise RuntimeError(
+                "NDArrayIter: the epoch is over; call reset() before reading batches"
+            )
+        if self._in_rollover_batch():
+            if self._carry is None:
+                raise RuntimeError(
+                    "NDArrayIter: no rolled-over examples to start this epoch with; "
+                    "call hard_reset() to start from the first example"
+                )
+            head = self._carry[part]
+            tail = [value[: self.cursor + self.batch_size] for _, value in inputs]
+            return [concatenate([h, t]) for h, t in zip(head, tail, strict=True)]
+        if self.last_batch_handle == "pad" and self.cursor + self.batch_size > self.num_data:
+            rows = (self.cursor + np.arange(self.batch_size)) % self.num_data
+            return [_take_rows(value, rows) for _, value in inputs]
+        end = min(self.cursor + self.batch_size, self.num_data)
+        return [value[self.cursor : end] for _, value in inputs]
+
+    def _shuffle_data(self):
+        ctx = self.data[0][1].context
+        order = np.asarray(
+            ctx.backend.to_host(ctx.backend.permutation(self.num_data, ctx.device_id))
+        )
+        self.idx = self.idx[order]
+        self.data = [(name, _shuffled(value, order)) for name, value in self.data]
+        self.label = [(name, _shuffled(value, order)) for name, value in self.label]
+
+
+def _shuffled(source, order):
+    # MXNet rebuilds shuffled inputs with mx.nd.array, which makes them float32
+    return _take_rows(source, order).astype(np.float32, copy=False)
+
+
+def _common_length(inputs):
+    lengths = {name: value.shape[0] if value.ndim else 0 for name, value in inputs}
+    if len(set(lengths.values())) > 1:
+        raise ShapeError(
+            f"NDArrayIter: every input needs the same number of examples (first axis), "
+            f"got {lengths}"
+        )
+    count = next(iter(lengths.values()))
+    if count == 0:
+        raise ShapeError(f"NDArrayIter: the inputs hold no examples: {lengths}")
+    return count

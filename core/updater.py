@@ -1,0 +1,118 @@
+"""``get_updater``: apply an optimizer to weights by index, keeping each weight's state.
+
+The updater is what a kvstore or a module calls with ``(index, grad, weight)``.
+It creates each index's optimizer state on first sight (with a float32 master
+copy where the optimizer asks for one), moves loaded states to the weight's
+device before using them, and saves or restores all states as bytes
+(``get_states``/``set_states``) in rebind's own format, which holds only
+arrays and plain data. ``set_states`` also reads MXNet's pickled ``.states``
+files, through an unpickler that admits nothing but arrays and containers.
+"""
+
+from . import updater_states
+from .ndarray import NDArray
+
+__all__ = ["Updater", "get_updater"]
+
+
+class Updater:
+    """Calls ``optimizer.update_multi_precision`` per index, creating states lazily.
+
+    Attributes:
+        optimizer: the optimizer applied.
+        states: ``{index: state}`` created so far (or loaded).
+        states_synced: ``{index: bool}``; False for a loaded state not yet moved
+            to its weight's context.
+    """
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.states = {}
+        self.states_synced = {}
+        # kept for parity; whether weights are grouped per call is decided on
+        # each call from the optimizer's aggregate_num, as set_states may swap it
+        self.aggregate_updates = getattr(optimizer, "aggregate_num", 0) > 0
+
+    def __call__(self, index, grad, weight):
+        """Update ``weight`` (or each of a list of weights) from ``grad`` at ``index``."""
+        if isinstance(index, (list, tuple)):
+            indices, grads, weights = list(index), list(grad), list(weight)
+        else:
+            indices, grads, weights = [index], [grad], [weight]
+        if not len(indices) == len(grads) == len(weights):
+            raise ValueError(
+                f"updater: {len(indices)} indices, {len(grads)} gradients and "
+                f"{len(weights)} weights; give one of each per parameter"
+            )
+        indices = [i.decode() if isinstance(i, bytes) else i for i in indices]
+        if weights:
+            _check_weight(weights[0], indices[0])
+            set_context = getattr(self.optimizer, "_set_current_context", None)
+            if set_context is not None:
+                set_context(weights[0].context.device_id)
+        for idx, weight_i in zip(indices, weights, strict=True):
+            self._prepare_state(idx, weight_i)
+        size = getattr(self.optimizer, "aggregate_num", 0) or 0
+        if size <= 0:
+            for idx, grad_i, weight_i in zip(indices, grads, weights, strict=True):
+                self.optimizer.update_multi_precision(idx, weight_i, grad_i, self.states[idx])
+            return
+        # an optimizer that takes several weights per call gets them as MXNet
+        # gives them: grouped by dtype, in order, ``aggregate_num`` at a time
+        by_dtype = {}
+        for entry in zip(indices, weights, grads, strict=True):
+            by_dtype.setdefault(entry[1].dtype, []).append(entry)
+        for entries in by_dtype.values():
+            for start in range(0, len(entries), size):
+                idx, weight_group, grad_group = zip(*entries[start : start + size], strict=True)
+                states = [self.states[i] for i in idx]
+                self.optimizer.update_multi_precision(idx, weight_group, grad_group, states)
+
+    def _prepare_state(self, index, weight):
+        _check_weight(weight, index)
+        if index not in self.states:
+            self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
+            self.states_synced[index] = True
+        elif not self.states_synced.get(index, False):
+            self.states[index] = self.sync_state_context(self.states[index], weight.context)
+            self.states_synced[index] = True
+
+    def sync_state_context(self, state, context):
+        """``state`` with every NDArray in it moved to ``context`` (nesting kept)."""
+        if isinstance(state, NDArray):
+            return state.as_in_context(context)
+        if isinstance(state, (tuple, list)):
+            return type(state)(self.sync_state_context(part, context) for part in state)
+        return state
+
+    def get_states(self, dump_optimizer=False):
+        """All states as bytes (rebind's format, no pickle); with the optimizer if asked.
+
+        With ``dump_optimizer`` the optimizer's settings and update counts are
+        saved too, and ``set_states`` replaces this updater's optimizer with
+        them, as in MXNet.
+        """
+        optimizer = self.optimizer if dump_optimizer else None
+        return updater_states.dumps(self.states, optimizer)
+
+    def set_states(self, states):
+        """Restore states from ``get_states`` bytes or from an MXNet ``.states`` pickle.
+
+        Loaded arrays sit on the CPU until the next update moves each to its
+        weight's context. Anything else in the bytes raises ``FormatError``.
+        """
+        loaded, optimizer = updater_states.loads(states)
+        self.states = loaded
+        if optimizer is not None:
+            self.optimizer = optimizer
+        self.states_synced = dict.fromkeys(self.states, False)
+
+
+def _check_weight(weight, index):
+    if not isinstance(weight, NDArray):
+        raise TypeError(f"updater: weight of index {index!r} must be an NDArray, got {weight!r}")
+
+
+def get_updater(optimizer):
+    """An ``Updater`` applying ``optimizer``, as kvstores and modules use it."""
+    return Updater(optimizer)

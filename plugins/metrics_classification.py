@@ -1,0 +1,191 @@
+"""Classification metrics: Accuracy, TopKAccuracy and Perplexity.
+
+Registered under MXNet 1.9's names: ``accuracy``/``acc``,
+``topkaccuracy``/``top_k_accuracy``/``top_k_acc`` and ``perplexity``.
+"""
+
+import math
+
+import numpy
+
+from rebind.hookspecs import hookimpl
+from rebind.metric import EvalMetric, asnumpy, check_label_shapes
+
+__all__ = ["Accuracy", "TopKAccuracy", "Perplexity"]
+
+
+class Accuracy(EvalMetric):
+    """The fraction of predictions equal to the label.
+
+    A prediction with the label's shape holds class indices; any other shape
+    holds scores, and the class is their argmax along ``axis``.
+
+    Args:
+        axis: the axis of the class scores (default 1).
+        name, output_names, label_names: as ``EvalMetric``.
+    """
+
+    def __init__(self, axis=1, name="accuracy", output_names=None, label_names=None):
+        super().__init__(
+            name,
+            axis=axis,
+            output_names=output_names,
+            label_names=label_names,
+            has_global_stats=True,
+        )
+        self.axis = axis
+
+    def update(self, labels, preds):
+        """Count the correct predictions of each (label, prediction) pair."""
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds, strict=True):
+            pred = asnumpy(pred)
+            label = asnumpy(label)
+            if pred.shape != label.shape:
+                pred = numpy.argmax(pred, axis=self.axis)
+            # indices are compared as int32, so float scores 2.7 and labels 2.0 both read 2
+            pred = pred.astype(numpy.int32).ravel()
+            label = label.astype(numpy.int32).ravel()
+            check_label_shapes(label, pred)
+            correct = int(numpy.count_nonzero(pred == label))
+            self.sum_metric += correct
+            self.global_sum_metric += correct
+            self.num_inst += pred.size
+            self.global_num_inst += pred.size
+
+
+class TopKAccuracy(EvalMetric):
+    """The fraction of samples whose label is among the ``top_k`` highest scores.
+
+    The name gets ``_<top_k>`` appended (``top_k_accuracy_3``), as in MXNet;
+    so does a name given explicitly.
+
+    Args:
+        top_k: how many of the best classes count (more than 1; use
+            ``Accuracy`` for 1).
+        name, output_names, label_names: as ``EvalMetric``.
+    """
+
+    def __init__(self, top_k=1, name="top_k_accuracy", output_names=None, label_names=None):
+        super().__init__(
+            name,
+            top_k=top_k,
+            output_names=output_names,
+            label_names=label_names,
+            has_global_stats=True,
+        )
+        self.top_k = top_k
+        if self.top_k <= 1:
+            raise ValueError(
+                f"TopKAccuracy needs top_k > 1, got top_k={top_k}; use Accuracy for top_k=1"
+            )
+        self.name += f"_{self.top_k}"
+
+    def update(self, labels, preds):
+        """Count the samples whose label is within the top ``top_k`` scores."""
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds, strict=True):
+            pred = asnumpy(pred).astype(numpy.float32)
+            if pred.ndim > 2:
+                raise ValueError(
+                    f"{self.name}: predictions must have at most 2 dimensions "
+                    f"(samples, classes), got shape {pred.shape}"
+                )
+            label = asnumpy(label).astype(numpy.int32)
+            check_label_shapes(label, pred)
+            correct = self._count_correct(label, pred)
+            self.sum_metric += correct
+            self.global_sum_metric += correct
+            self.num_inst += pred.shape[0]
+            self.global_num_inst += pred.shape[0]
+
+    def _count_correct(self, label, pred):
+        if pred.ndim == 1:
+            # MXNet compares the partition order of a 1-D score vector with the
+            # labels; kept for parity, although such input has no classes to rank
+            order = numpy.argpartition(pred, -min(self.top_k, pred.size))
+            return int(numpy.count_nonzero(order == label.ravel()))
+        num_classes = pred.shape[1]
+        top_k = min(num_classes, self.top_k)
+        best = numpy.argpartition(pred, num_classes - top_k, axis=1)[:, num_classes - top_k :]
+        return int(numpy.count_nonzero(best == label.reshape(-1, 1)))
+
+
+class Perplexity(EvalMetric):
+    """exp of the mean negative log-probability given to the labels.
+
+    Args:
+        ignore_label: a label value whose positions are left out (padding),
+            or None.
+        axis: the axis of the class probabilities (default -1).
+        name, output_names, label_names: as ``EvalMetric``.
+    """
+
+    def __init__(
+        self, ignore_label, axis=-1, name="perplexity", output_names=None, label_names=None
+    ):
+        super().__init__(
+            name,
+            ignore_label=ignore_label,
+            output_names=output_names,
+            label_names=label_names,
+            has_global_stats=True,
+        )
+        self.ignore_label = ignore_label
+        self.axis = axis
+
+    def update(self, labels, preds):
+        """Add the negative log-probabilities of the labels of every pair."""
+        if len(labels) != len(preds):
+            raise ValueError(f"{self.name}: got {len(labels)} labels but {len(preds)} predictions")
+        loss, count = 0.0, 0
+        for label, pred in zip(labels, preds, strict=True):
+            pair_loss, pair_count = self._pair_loss(asnumpy(label), asnumpy(pred))
+            loss += pair_loss
+            count += pair_count
+        self.sum_metric += loss
+        self.global_sum_metric += loss
+        self.num_inst += count
+        self.global_num_inst += count
+
+    def _pair_loss(self, label, pred):
+        classes = pred.shape[self.axis]
+        if label.size * classes != pred.size:
+            raise ValueError(
+                f"{self.name}: shape mismatch: label {label.shape} vs. prediction {pred.shape} "
+                f"(one label per row of {classes} class probabilities on axis {self.axis})"
+            )
+        rows = numpy.moveaxis(pred, self.axis, -1).reshape(-1, classes)
+        # MXNet's pick clips out-of-range indices to the nearest class
+        index = numpy.clip(label.reshape(-1).astype(numpy.int32), 0, classes - 1)
+        prob = rows[numpy.arange(rows.shape[0]), index]
+        count = prob.size
+        if self.ignore_label is not None:
+            ignored = label.reshape(-1) == self.ignore_label
+            prob = numpy.where(ignored, numpy.ones_like(prob), prob)
+            count -= int(numpy.count_nonzero(ignored))
+        floor = numpy.asarray(1e-10, dtype=prob.dtype)
+        return -float(numpy.sum(numpy.log(numpy.maximum(floor, prob)))), count
+
+    def get(self):
+        """``(name, exp(mean negative log-probability))`` since ``reset_local``."""
+        if self.num_inst == 0:
+            return self.name, float("nan")
+        return self.name, math.exp(self.sum_metric / self.num_inst)
+
+    def get_global(self):
+        """``(name, exp(mean negative log-probability))`` since ``reset``."""
+        if self.global_num_inst == 0:
+            return self.name, float("nan")
+        return self.name, math.exp(self.global_sum_metric / self.global_num_inst)
+
+
+@hookimpl
+def rebind_add_metrics(registry):
+    """Register the classification metrics under MXNet's names and aliases."""
+    registry.add("Accuracy", Accuracy)
+    registry.add("acc", Accuracy)
+    registry.add("TopKAccuracy", TopKAccuracy)
+    registry.add("top_k_accuracy", TopKAccuracy)
+    registry.add("top_k_acc", TopKAccuracy)
+    registry.add("Perplexity", Perplexity)

@@ -1,0 +1,205 @@
+"""Accumulating optimizers: AdaGrad, GroupAdaGrad, RMSProp, AdaDelta, Ftrl.
+
+Registered under MXNet's lower-cased class names; the arithmetic follows
+MXNet 1.9.1 operation by operation. Their states are float32 whatever the
+weight's dtype, as in MXNet. RMSProp adds the weight decay to the gradient
+before clipping; AdaGrad and AdaDelta apply it to the weight in the step;
+Ftrl puts it in the denominator of its closed-form weight; GroupAdaGrad
+refuses it.
+"""
+
+from rebind.hookspecs import hookimpl
+from rebind.optimizer import Optimizer
+
+__all__ = ["AdaGrad", "GroupAdaGrad", "RMSProp", "AdaDelta", "Ftrl"]
+
+FLOAT32 = "float32"
+
+
+class AdaGrad(Optimizer):
+    """AdaGrad: per-coordinate rates from the sum of squared gradients.
+
+    ``g = clip(rescale_grad * grad)``, ``h += g^2`` and
+    ``w += (g / sqrt(h + eps) + wd * w) * -lr``.
+
+    Args:
+        eps: added to the history under the square root.
+    """
+
+    def __init__(self, eps=1e-7, **kwargs):
+        super().__init__(**kwargs)
+        self.float_stable_eps = eps
+
+    def create_state(self, index, weight):
+        return self._state_zeros(weight, dtype=FLOAT32)
+
+    def update(self, index, weight, grad, state):
+        self._check_arrays("AdaGrad", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        w, g, history = weight._data, self._clip(self._rescaled(grad)), state._data
+        xp = weight.context.backend.xp
+        history += xp.square(g)
+        ratio = g / xp.sqrt(history + self.float_stable_eps)
+        w += (ratio + w * wd) * -lr
+
+
+class GroupAdaGrad(Optimizer):
+    """AdaGrad with one rate per row of a 2-D weight (MXNet's contrib optimizer).
+
+    ``h += mean(g^2, axis=1)`` (a column) and ``w -= lr * g / sqrt(h + eps)``.
+    Weight decay is not supported.
+    """
+
+    def __init__(self, eps=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.float_stable_eps = eps
+
+    def create_state(self, index, weight):
+        if len(weight.shape) != 2:
+            raise ValueError(
+                f"GroupAdaGrad: weight {index!r} must be 2-D (one rate per row), "
+                f"got shape {weight.shape}"
+            )
+        return self._state_zeros(weight, shape=(weight.shape[0], 1), dtype=FLOAT32)
+
+    def update(self, index, weight, grad, state):
+        self._check_arrays("GroupAdaGrad", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        if wd != 0:
+            raise ValueError(
+                f"GroupAdaGrad: weight decay is not supported, got wd={wd} for index {index!r}"
+            )
+        g, history = self._clip(self._rescaled(grad)), state._data
+        xp = weight.context.backend.xp
+        history += xp.mean(xp.square(g), axis=1, keepdims=True)
+        weight._data -= lr * g / xp.sqrt(history + self.float_stable_eps)
+
+
+class RMSProp(Optimizer):
+    """RMSProp: Tieleman and Hinton's, or Graves's ``centered`` variant.
+
+    With ``g = clip(rescale_grad * grad + wd * w)``: ``n = (1 - gamma1) * g^2 + gamma1 * n``
+    and ``w -= lr * g / sqrt(n + epsilon)``. Centered, with also
+    ``m = (1 - gamma1) * g + gamma1 * m``:
+    ``delta = gamma2 * delta - lr * g / sqrt(n - m^2 + epsilon)`` and ``w += delta``.
+    ``clip_weights`` then clips the weight into ``[-clip_weights, clip_weights]``.
+    The state is ``(n,)``, or ``(n, m, delta)`` when centered.
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        gamma1=0.9,
+        gamma2=0.9,
+        epsilon=1e-8,
+        centered=False,
+        clip_weights=None,
+        **kwargs,
+    ):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.gamma1 = gamma1
+        self.gamma2 = gamma2
+        self.centered = centered
+        self.epsilon = epsilon
+        self.clip_weights = clip_weights
+
+    def create_state(self, index, weight):
+        count = 3 if self.centered else 1
+        return tuple(self._state_zeros(weight, dtype=FLOAT32) for _ in range(count))
+
+    def update(self, index, weight, grad, state):
+        self._check_arrays("RMSProp", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        w, xp = weight._data, weight.context.backend.xp
+        one, lr, wd, gamma1, gamma2, epsilon = self._typed(
+            weight, 1, lr, wd, self.gamma1, self.gamma2, self.epsilon
+        )
+        g = self._clip(self._rescaled(grad) + wd * w)
+        n = state[0]._data
+        n[...] = (one - gamma1) * g * g + gamma1 * n
+        if not self.centered:
+            w -= lr * (g / xp.sqrt(n + epsilon))
+        else:
+            mean, delta = state[1]._data, state[2]._data
+            mean[...] = (one - gamma1) * g + gamma1 * mean
+            spread = xp.sqrt(n - mean * mean + epsilon)
+            delta[...] = gamma2 * delta - lr * (g / spread)
+            w += delta
+        if self.clip_weights:
+            bound = float(self.clip_weights)
+            w[...] = w.clip(-bound, bound)
+
+
+class AdaDelta(Optimizer):
+    """AdaDelta: steps scaled by the ratio of accumulated updates to gradients.
+
+    ``g = clip(rescale_grad * grad)``, ``acc_g = rho * acc_g + (1 - rho) * g^2``,
+    ``delta = sqrt(acc_delta + eps) / sqrt(acc_g + eps) * g``,
+    ``acc_delta = rho * acc_delta + (1 - rho) * delta^2`` and
+    ``w -= delta + wd * w``. The learning rate is not used (as in MXNet), and
+    the caller's gradient array is left as it is (MXNet rescales it in place).
+    """
+
+    def __init__(self, rho=0.90, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return (self._state_zeros(weight, dtype=FLOAT32), self._state_zeros(weight, dtype=FLOAT32))
+
+    def update(self, index, weight, grad, state):
+        self._check_arrays("AdaDelta", weight, grad)
+        wd = self._get_wd(index)
+        self._update_count(index)
+        w, g, xp = weight._data, self._clip(self._rescaled(grad)), weight.context.backend.xp
+        acc_g, acc_delta = state[0]._data, state[1]._data
+        acc_g *= self.rho
+        acc_g += (1.0 - self.rho) * g * g
+        delta = xp.sqrt(acc_delta + self.epsilon) / xp.sqrt(acc_g + self.epsilon) * g
+        acc_delta *= self.rho
+        acc_delta += (1.0 - self.rho) * delta * delta
+        w -= delta + wd * w
+
+
+class Ftrl(Optimizer):
+    """Follow the regularized leader (McMahan et al.), with L1 ``lamda1`` and L2 ``wd``.
+
+    With ``g = clip(rescale_grad * grad)``:
+    ``z += g - (sqrt(n + g^2) - sqrt(n)) * w / lr``, ``n += g^2`` and
+    ``w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd)`` where
+    ``|z| > lamda1``, else 0. The state is ``(z, n)``.
+    """
+
+    def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
+        # MXNet sets the rate after the base constructor, so a scheduler's
+        # base_lr is not overwritten by it
+        super().__init__(**kwargs)
+        self.lamda1 = lamda1
+        self.beta = beta
+        self.lr = learning_rate
+
+    def create_state(self, index, weight):
+        return (self._state_zeros(weight, dtype=FLOAT32), self._state_zeros(weight, dtype=FLOAT32))
+
+    def update(self, index, weight, grad, state):
+        self._check_arrays("Ftrl", weight, grad)
+        self._update_count(index)
+        wd, lr = self._get_wd(index), self._get_lr(index)
+        w, g, xp = weight._data, self._clip(self._rescaled(grad)), weight.context.backend.xp
+        z, n = state[0]._data, state[1]._data
+        lr, wd, lamda1, beta = self._typed(weight, lr, wd, self.lamda1, self.beta)
+        squared = xp.square(g)
+        z += g - (xp.sqrt(n + squared) - xp.sqrt(n)) * w / lr
+        n += squared
+        shrunk = (xp.sign(z) * lamda1 - z) / ((beta + xp.sqrt(n)) / lr + wd)
+        w[...] = shrunk * (xp.abs(z) > lamda1)
+
+
+@hookimpl
+def rebind_add_optimizers(registry):
+    for cls in (AdaGrad, GroupAdaGrad, RMSProp, AdaDelta, Ftrl):
+        registry.add(cls.__name__.lower(), cls)

@@ -1,0 +1,248 @@
+"""Adam-like optimizers: Adam, Adamax, Nadam, FTML, LAMB.
+
+Registered under MXNet's lower-cased class names; the arithmetic follows
+MXNet 1.9.1 operation by operation. Adam, Adamax, Nadam and FTML add the
+weight decay to the rescaled gradient before clipping (so the decay is
+clipped too); LAMB clips the gradient alone and adds the decay to the
+normalised step. ``t`` is the number of updates of the weight's index so far,
+counted from ``begin_num_update``.
+"""
+
+import math
+
+from rebind.hookspecs import hookimpl
+from rebind.optimizer import Optimizer
+
+__all__ = ["Adam", "Adamax", "Nadam", "FTML", "LAMB"]
+
+
+class _MomentOptimizer(Optimizer):
+    """Shared parts: two zero moment arrays per weight, gradient with decay then clipped."""
+
+    def create_state(self, index, weight):
+        return (self._state_zeros(weight), self._state_zeros(weight))
+
+    def _begin(self, index, weight, grad):
+        """Count the update; return (lr, wd, t, clipped gradient with decay)."""
+        self._check_arrays(type(self).__name__, weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        t = self._index_update_count[index]
+        decayed = self._rescaled(grad) + weight._data * wd
+        return lr, wd, t, self._clip(decayed)
+
+
+def _moment(average, value, beta, one):
+    """``average = beta * average + (1 - beta) * value``, in place (``beta``, ``one`` typed)."""
+    average *= beta
+    average += (one - beta) * value
+
+
+def _second_moment(average, value, beta, one):
+    """``average = beta * average + (1 - beta) * value * value``, in place."""
+    average *= beta
+    average += (one - beta) * value * value
+
+
+class Adam(_MomentOptimizer):
+    """Adam; its bias correction is folded into the step size, as MXNet does.
+
+    ``lr_t = lr * sqrt(1 - beta2 ** t) / (1 - beta1 ** t)`` and
+    ``w -= lr_t * m / (sqrt(v) + epsilon)``.
+
+    Args:
+        beta1, beta2: decay rates of the first and second moments.
+        epsilon: added to ``sqrt(v)``.
+        lazy_update: MXNet's row-sparse lazy update; no effect on dense arrays.
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        lazy_update=True,
+        **kwargs,
+    ):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lazy_update = lazy_update
+
+    def update(self, index, weight, grad, state):
+        lr, _wd, t, g = self._begin(index, weight, grad)
+        lr *= math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
+        one, beta1, beta2, epsilon = self._typed(weight, 1, self.beta1, self.beta2, self.epsilon)
+        mean, var = state[0]._data, state[1]._data
+        _moment(mean, g, beta1, one)
+        _second_moment(var, g, beta2, one)
+        xp = weight.context.backend.xp
+        weight._data -= lr * mean / (xp.sqrt(var) + epsilon)
+
+
+class Adamax(_MomentOptimizer):
+    """AdaMax: Adam with the infinity norm.
+
+    ``u = max(beta2 * u, |g|)`` and ``w -= lr / (1 - beta1 ** t) * m / u``.
+    """
+
+    def __init__(self, learning_rate=0.002, beta1=0.9, beta2=0.999, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
+    def update(self, index, weight, grad, state):
+        lr, _wd, t, g = self._begin(index, weight, grad)
+        lr /= 1.0 - self.beta1**t
+        mean, peak = state[0]._data, state[1]._data
+        _moment(mean, g, self.beta1, 1.0)
+        xp = weight.context.backend.xp
+        xp.maximum(self.beta2 * peak, xp.abs(g), out=peak)
+        weight._data -= lr * mean / peak
+
+
+class Nadam(_MomentOptimizer):
+    """Adam with Nesterov momentum and a warming momentum schedule.
+
+    ``mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * schedule_decay))``; the product of
+    the ``mu`` so far (``m_schedule``) is one number for the whole optimizer,
+    not one per weight: MXNet's behaviour, kept, so that with several weights
+    each update advances it.
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        schedule_decay=0.004,
+        **kwargs,
+    ):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.schedule_decay = schedule_decay
+        self.m_schedule = 1.0
+
+    def update(self, index, weight, grad, state):
+        lr, _wd, t, g = self._begin(index, weight, grad)
+        momentum_t = self.beta1 * (1.0 - 0.5 * pow(0.96, t * self.schedule_decay))
+        momentum_next = self.beta1 * (1.0 - 0.5 * pow(0.96, (t + 1) * self.schedule_decay))
+        self.m_schedule = self.m_schedule * momentum_t
+        schedule_next = self.m_schedule * momentum_next
+        mean, var = state[0]._data, state[1]._data
+        _moment(mean, g, self.beta1, 1.0)
+        _second_moment(var, g, self.beta2, 1.0)
+        grad_prime = g / (1.0 - self.m_schedule)
+        mean_prime = mean / (1.0 - schedule_next)
+        var_prime = var / (1.0 - pow(self.beta2, t))
+        mean_bar = (1.0 - momentum_t) * grad_prime + momentum_next * mean_prime
+        xp = weight.context.backend.xp
+        weight._data -= lr * mean_bar / (xp.sqrt(var_prime) + self.epsilon)
+
+
+class FTML(_MomentOptimizer):
+    """Follow the moving leader.
+
+    ``v = beta2 * v + (1 - beta2) * g^2``,
+    ``d_t = (1 - beta1^t) / lr * (sqrt(v / (1 - beta2^t)) + epsilon)``,
+    ``z = beta1 * z + (1 - beta1) * g - (d_t - beta1 * d) * w`` and ``w = -z / d_t``.
+    The state is ``(d, v, z)``.
+    """
+
+    def __init__(self, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
+        super().__init__(**kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+
+    def create_state(self, index, weight):
+        return tuple(self._state_zeros(weight) for _ in range(3))
+
+    def update(self, index, weight, grad, state):
+        lr, _wd, t, g = self._begin(index, weight, grad)
+        one, beta1, beta2, epsilon, lr, t = self._typed(
+            weight, 1, self.beta1, self.beta2, self.epsilon, lr, t
+        )
+        prev_d, var, z = (s._data for s in state)
+        w, xp = weight._data, weight.context.backend.xp
+        var *= beta2
+        var += (one - beta2) * (g * g)
+        d_t = (one - beta1**t) / lr * (xp.sqrt(var / (one - beta2**t)) + epsilon)
+        z *= beta1
+        z += (one - beta1) * g
+        z -= (d_t - beta1 * prev_d) * w
+        prev_d[...] = d_t
+        w[...] = -z / d_t
+
+
+class LAMB(_MomentOptimizer):
+    """Layer-wise adaptive moments (LAMB).
+
+    ``g = clip(rescale_grad * grad)``; Adam moments; with ``bias_correction``
+    ``r = m_hat / (sqrt(v_hat) + epsilon) + wd * w``; then
+    ``w -= lr * |w| / |r| * r``, ``|w|`` bounded by ``lower_bound``/``upper_bound``
+    when given, and a ratio of 1 when either norm is 0.
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-6,
+        lower_bound=None,
+        upper_bound=None,
+        bias_correction=True,
+        **kwargs,
+    ):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.lower_bound = lower_bound
+        self.upper_bound = upper_bound
+        self.bias_correction = bias_correction
+
+    def update(self, index, weight, grad, state):
+        self._check_arrays("LAMB", weight, grad)
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        t = self._index_update_count[index]
+        g = self._clip(self._rescaled(grad))
+        one, beta1, beta2, epsilon, step_t = self._typed(
+            weight, 1, self.beta1, self.beta2, self.epsilon, t
+        )
+        mean, var = state[0]._data, state[1]._data
+        _moment(mean, g, beta1, one)
+        _second_moment(var, g, beta2, one)
+        w, xp = weight._data, weight.context.backend.xp
+        if self.bias_correction:
+            mean_hat = mean / (one - beta1**step_t)
+            var_hat = var / (one - beta2**step_t)
+            step = mean_hat / (xp.sqrt(var_hat) + epsilon)
+        else:
+            step = mean / (xp.sqrt(var) + epsilon)
+        step += wd * w
+        w -= (self._typed(weight, lr)[0] * self._trust_ratio(xp, w, step)) * step
+
+    def _trust_ratio(self, xp, weight, step):
+        """``|w| / |step|`` (``|w|`` bounded), 1 if either is 0; in the weight's dtype."""
+        kind = weight.dtype.type
+        r1 = kind(float(xp.sqrt(xp.sum(xp.square(weight)))))
+        r2 = kind(float(xp.sqrt(xp.sum(xp.square(step)))))
+        if self.lower_bound:
+            r1 = max(r1, kind(self.lower_bound))
+        if self.upper_bound:
+            r1 = min(r1, kind(self.upper_bound))
+        return kind(1) if r1 == 0 or r2 == 0 else r1 / r2
+
+
+@hookimpl
+def rebind_add_optimizers(registry):
+    for cls in (Adam, Adamax, Nadam, FTML, LAMB):
+        registry.add(cls.__name__.lower(), cls)

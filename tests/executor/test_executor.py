@@ -1,0 +1,294 @@
+"""Executors: bind, forward, backward, grad_req, monitor, parameters, and gradients vs numpy."""
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind.errors import ContextMismatchError, ShapeError
+
+
+def _fc(hidden=3):
+    return mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=hidden, name="fc")
+
+
+def _two_layer():
+    data = mx.sym.var("data")
+    fc1 = mx.sym.FullyConnected(data, num_hidden=4, name="fc1")
+    act = mx.sym.Activation(fc1, act_type="tanh", name="act")
+    return mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
+
+
+def _values(symbol, seed=0, dtype=np.float32, **shapes):
+    rng = np.random.default_rng(seed)
+    arg_shapes, _, _ = symbol.infer_shape(**shapes)
+    return {n: rng.standard_normal(s).astype(dtype)
+            for n, s in zip(symbol.list_arguments(), arg_shapes, strict=True)}
+
+
+def _nd(values, ctx, dtype=None):
+    return {k: mx.nd.array(v, ctx=ctx, dtype=dtype or v.dtype) for k, v in values.items()}
+
+
+def _fc_numpy(v):
+    return v["data"] @ v["fc_weight"].T + v["fc_bias"]
+
+
+# -- bind ---------------------------------------------------------------------------
+
+
+def test_bind_with_list_or_dict_computes_the_layer(ctx):
+    values = _values(_fc(), data=(2, 4))
+    expected = _fc_numpy(values)
+    by_dict = _fc().bind(ctx, _nd(values, ctx))
+    by_list = _fc().bind(ctx, [_nd(values, ctx)[n] for n in ("data", "fc_weight", "fc_bias")])
+    for executor in (by_dict, by_list):
+        np.testing.assert_allclose(executor.forward()[0].asnumpy(), expected, rtol=1e-5)
+
+
+def test_bind_argument_errors():
+    """Missing arrays and wrong list lengths fail; names a dict has beyond the symbol's are
+    ignored, as MXNet does."""
+    ctx = mx.cpu()
+    args = _nd(_values(_fc(), data=(2, 4)), ctx)
+    with pytest.raises(ValueError, match="no array given for \\['fc_bias'\\]"):
+        _fc().bind(ctx, {k: v for k, v in args.items() if k != "fc_bias"})
+    with pytest.raises(ValueError, match="2 arrays given for 3"):
+        _fc().bind(ctx, [args["data"], args["fc_weight"]])
+    assert sorted(_fc().bind(ctx, {**args, "unused": args["data"]}).arg_dict) == sorted(args)
+    with pytest.raises(TypeError, match="must be an NDArray"):
+        _fc().bind(ctx, {**args, "data": np.zeros((2, 4))})
+    with pytest.raises(ShapeError, match="argument 'weight' has shape \\(3, 5\\)"):
+        _fc().bind(ctx, {**args, "fc_weight": mx.nd.zeros((3, 5))})
+    grads = {k: mx.nd.zeros(v.shape) for k, v in args.items()}
+    with pytest.raises(ShapeError, match="gradient of 'fc_weight' has shape \\(3, 5\\)"):
+        _fc().bind(ctx, args, args_grad={**grads, "fc_weight": mx.nd.zeros((3, 5))})
+    with pytest.raises(ValueError, match="grad_req 'bogus'"):
+        _fc().bind(ctx, args, args_grad=grads, grad_req="bogus")
+
+
+def test_arrays_on_another_context_are_refused():
+    args = _nd(_values(_fc(), data=(2, 4)), mx.cpu(0))
+    with pytest.raises(ContextMismatchError, match="argument 'data' lives on cpu\\(1\\)"):
+        _fc().bind(mx.cpu(0), {**args, "data": mx.nd.zeros((2, 4), ctx=mx.cpu(1))})
+    grads = {k: mx.nd.zeros(v.shape, ctx=mx.cpu(1)) for k, v in args.items()}
+    with pytest.raises(ContextMismatchError, match="gradient 'data'"):
+        _fc().bind(mx.cpu(0), args, args_grad=grads)
+
+
+def test_duplicate_argument_names_are_refused():
+    x = mx.sym.var("x")
+    twice = mx.sym.FullyConnected(mx.sym.FullyConnected(x, num_hidden=2, name="fc"),
+                                  num_hidden=2, name="fc")
+    with pytest.raises(ValueError, match="duplicate argument name 'fc_weight'"):
+        twice.simple_bind(mx.cpu(), x=(1, 2))
+
+
+# -- forward ----------------------------------------------------------------------------
+
+
+def test_outputs_exist_after_bind_and_stay_the_same_objects(ctx):
+    executor = _fc().simple_bind(ctx, data=(2, 4))
+    first = executor.outputs[0]
+    assert first.shape == (2, 3) and not first.asnumpy().any()
+    assert executor.output_dict == {"fc_output": first}
+    values = _values(_fc(), seed=1, data=(2, 4))
+    executor.copy_params_from(_nd(values, ctx))
+    executor.forward()
+    executor.forward(data=mx.nd.array(values["data"] * 2, ctx=ctx))
+    assert executor.outputs[0] is first and executor.output_dict["fc_output"] is first
+    doubled = dict(values, data=values["data"] * 2)
+    np.testing.assert_allclose(first.asnumpy(), _fc_numpy(doubled), rtol=1e-5)
+
+
+def test_forward_kwargs_copy_data_in(ctx):
+    executor = _fc().simple_bind(ctx, data=(2, 4))
+    bound = executor.arg_dict["data"]
+    source = np.arange(8, dtype=np.float32).reshape(2, 4)
+    executor.forward(data=source)
+    assert executor.arg_dict["data"] is bound
+    np.testing.assert_array_equal(bound.asnumpy(), source)
+    with pytest.raises(ShapeError, match="bound with shape \\(2, 4\\), got .* \\(3, 4\\)"):
+        executor.forward(data=mx.nd.zeros((3, 4), ctx=ctx))
+    with pytest.raises(ValueError, match="'zz' is not an argument"):
+        executor.forward(zz=source)
+
+
+def test_eval_binds_and_runs(ctx):
+    values = _values(_fc(), data=(2, 4))
+    out = _fc().eval(ctx=ctx, **_nd(values, ctx))[0]
+    np.testing.assert_allclose(out.asnumpy(), _fc_numpy(values), rtol=1e-5)
+
+
+# -- backward ---------------------------------------------------------------------------
+
+
+def _bound(ctx, grad_req="write", with_grads=True):
+    values = _values(_fc(), data=(2, 4))
+    args = _nd(values, ctx)
+    grads = {k: mx.nd.zeros(v.shape, ctx=ctx) for k, v in values.items()} if with_grads else None
+    return values, _fc().bind(ctx, args, args_grad=grads, grad_req=grad_req)
+
+
+def test_grad_req_write_add_null(ctx):
+    values, write = _bound(ctx, "write")
+    head = np.ones((2, 3), np.float32)
+    for _ in range(2):
+        write.forward(is_train=True)
+        write.backward(mx.nd.array(head, ctx=ctx))
+    np.testing.assert_allclose(write.grad_dict["fc_bias"].asnumpy(), [2, 2, 2])
+    np.testing.assert_allclose(write.grad_dict["fc_weight"].asnumpy(),
+                               head.T @ values["data"], rtol=1e-5)
+    _, add = _bound(ctx, "add")
+    for _ in range(2):
+        add.forward(is_train=True)
+        add.backward(mx.nd.array(head, ctx=ctx))
+    np.testing.assert_allclose(add.grad_dict["fc_bias"].asnumpy(), [4, 4, 4])
+    _, null = _bound(ctx, "null")
+    null.forward(is_train=True)
+    null.backward(mx.nd.array(head, ctx=ctx))
+    assert null.grad_dict == {} and null.grad_arrays == [None, None, None]
+
+
+def test_grad_req_as_list_and_dict(ctx):
+    _, by_list = _bound(ctx, ["null", "write", "add"])
+    _, by_dict = _bound(ctx, {"fc_weight": "write", "fc_bias": "add"})  # missing: null
+    for executor in (by_list, by_dict):
+        assert sorted(executor.grad_dict) == ["fc_bias", "fc_weight"]
+        executor.forward(is_train=True)
+        executor.backward(mx.nd.ones((2, 3), ctx=ctx))
+        np.testing.assert_allclose(executor.grad_dict["fc_bias"].asnumpy(), [2, 2, 2])
+    with pytest.raises(ValueError, match="2 entries for 3 arguments"):
+        _bound(ctx, ["write", "write"])
+
+
+def test_no_gradient_arrays_still_runs_backward(ctx):
+    _, executor = _bound(ctx, "write", with_grads=False)
+    assert executor.grad_dict == {}
+    executor.forward(is_train=True)
+    executor.backward(mx.nd.ones((2, 3), ctx=ctx))
+
+
+def test_backward_needs_a_training_forward(ctx):
+    _, executor = _bound(ctx)
+    with pytest.raises(RuntimeError, match="forward\\(is_train=True\\)"):
+        executor.backward()
+    executor.forward(is_train=True)
+    executor.forward(is_train=False)
+    with pytest.raises(RuntimeError):
+        executor.backward()
+    executor.forward(is_train=True)
+    with pytest.raises(ValueError, match="2 head gradients for 1 outputs"):
+        executor.backward([mx.nd.ones((2, 3), ctx=ctx)] * 2)
+
+
+def test_non_loss_heads_default_to_ones(ctx):
+    """Where rebind differs from MXNet: ``backward()`` without ``out_grads`` on an output that
+    is not a loss uses a gradient of ones (d sum(output)); MXNet raises and asks for
+    out_grads. Loss heads (SoftmaxOutput) make their own gradient either way."""
+    _, implicit = _bound(ctx)
+    _, explicit = _bound(ctx)
+    implicit.forward(is_train=True)
+    implicit.backward()
+    explicit.forward(is_train=True)
+    explicit.backward(mx.nd.ones((2, 3), ctx=ctx))
+    for name in implicit.grad_dict:
+        np.testing.assert_array_equal(implicit.grad_dict[name].asnumpy(),
+                                      explicit.grad_dict[name].asnumpy())
+    loss = mx.sym.SoftmaxOutput(_fc(), name="softmax")
+    executor = loss.simple_bind(ctx, data=(2, 4))
+    executor.copy_params_from(_nd(_values(_fc(), data=(2, 4)), ctx))
+    executor.forward(is_train=True, softmax_label=np.array([0, 2], np.float32))
+    executor.backward()
+    plain = executor.grad_dict["fc_bias"].asnumpy().copy()
+    executor.backward(mx.nd.ones((2, 3), ctx=ctx) * 5)
+    np.testing.assert_allclose(executor.grad_dict["fc_bias"].asnumpy(), plain)
+    probs = executor.outputs[0].asnumpy()
+    np.testing.assert_allclose(plain, (probs - np.eye(3)[[0, 2]]).sum(0), rtol=1e-5)
+
+
+def test_gradients_match_finite_differences():
+    """A two-layer net in float64: executor gradients against numerical ones of sum(out * R)."""
+    net = _two_layer()
+    executor = net.simple_bind(mx.cpu(), data=(3, 5), type_dict={"data": np.float64})
+    values = _values(net, seed=3, dtype=np.float64, data=(3, 5))
+    executor.copy_params_from(_nd(values, mx.cpu()))
+    weights = np.random.default_rng(4).standard_normal((3, 3))
+
+    def loss():
+        return float((executor.forward()[0].asnumpy() * weights).sum())
+
+    executor.forward(is_train=True)
+    executor.backward(mx.nd.array(weights, dtype=np.float64))
+    for name, array in executor.arg_dict.items():
+        numeric = np.zeros(array.shape)
+        for index in np.ndindex(*array.shape):
+            original = array.asnumpy()[index]
+            array[index] = original + 1e-6
+            up = loss()
+            array[index] = original - 1e-6
+            down = loss()
+            array[index] = original
+            numeric[index] = (up - down) / 2e-6
+        np.testing.assert_allclose(executor.grad_dict[name].asnumpy(), numeric, rtol=1e-5,
+                                   atol=1e-7, err_msg=name)
+
+
+def test_batchnorm_moving_stats_change_in_backward(ctx):
+    bn = mx.sym.BatchNorm(mx.sym.var("data"), name="bn", fix_gamma=False, momentum=0.9)
+    executor = bn.simple_bind(ctx, data=(4, 3))
+    data = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+    executor.arg_dict["bn_gamma"][:] = 1
+    executor.aux_dict["bn_moving_var"][:] = 1
+    executor.forward(is_train=True, data=data)
+    assert not executor.aux_dict["bn_moving_mean"].asnumpy().any()  # forward leaves them
+    executor.backward(mx.nd.ones((4, 3), ctx=ctx))
+    np.testing.assert_allclose(executor.aux_dict["bn_moving_mean"].asnumpy(),
+                               0.1 * data.mean(0), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(executor.aux_dict["bn_moving_var"].asnumpy(),
+                               0.9 + 0.1 * data.var(0), rtol=1e-5)
+
+
+# -- parameters, monitoring, description ------------------------------------------------
+
+
+def test_copy_params_from(ctx):
+    executor = _fc().simple_bind(ctx, data=(2, 4))
+    weight = mx.nd.ones((3, 4), ctx=ctx) * 4
+    executor.copy_params_from({"fc_weight": weight, "fc_bias": np.arange(3)})
+    assert executor.arg_dict["fc_weight"] is not weight
+    assert executor.arg_dict["fc_weight"].asnumpy().sum() == 48
+    np.testing.assert_array_equal(executor.arg_dict["fc_bias"].asnumpy(), [0, 1, 2])
+    with pytest.raises(ValueError, match="'zz' is not an argument"):
+        executor.copy_params_from({"zz": weight})
+    executor.copy_params_from({"zz": weight}, {"yy": weight}, allow_extra_params=True)
+    bn = mx.sym.BatchNorm(mx.sym.var("data"), name="bn").simple_bind(ctx, data=(2, 3))
+    bn.copy_params_from({}, {"bn_moving_var": mx.nd.ones((3,), ctx=ctx) * 2})
+    np.testing.assert_array_equal(bn.aux_dict["bn_moving_var"].asnumpy(), [2, 2, 2])
+
+
+def test_monitor_callback_sees_outputs_and_with_monitor_all_inputs(ctx):
+    net = mx.sym.SoftmaxOutput(_fc(), name="sm")
+    executor = net.simple_bind(ctx, data=(2, 4))
+    seen = []
+    executor.set_monitor_callback(lambda name, array: seen.append((name, array.asnumpy())))
+    executor.forward(data=np.ones((2, 4)))
+    assert [name for name, _ in seen] == ["fc_output", "sm_output"]
+    np.testing.assert_allclose(seen[1][1], executor.outputs[0].asnumpy())
+    seen.clear()
+    executor.set_monitor_callback(lambda name, array: seen.append((name, array.asnumpy())),
+                                  monitor_all=True)
+    executor.forward(is_train=True)
+    assert [name for name, _ in seen] == [  # MXNet's order and names
+        "data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias", "fc_output",
+        "sm_data", "sm_label", "sm_label", "sm_output"]
+    np.testing.assert_array_equal(seen[0][1], np.ones((2, 4)))
+    seen.clear()
+    executor.set_monitor_callback(None)
+    executor.forward()
+    assert seen == []
+
+
+def test_debug_str_mentions_every_op():
+    text = _two_layer().simple_bind(mx.cpu(), data=(2, 5)).debug_str()
+    for part in ("FullyConnected", "fc1", "Activation", "act", "fc2", "fc2_output"):
+        assert part in text
