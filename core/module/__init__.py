@@ -1,0 +1,1 @@
+"""``mx.mod`` / ``mx.module``: the module family and its lifecycle."""
