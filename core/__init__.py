@@ -2,12 +2,15 @@
 
 from . import (
     attribute,
+    callback,
     errors,
     executor,
     initializer,
     io,
+    kvstore,
     lr_scheduler,
     metric,
+    monitor,
     name,
     ndarray,
     operator,
@@ -17,6 +20,7 @@ from . import (
     symbol,
 )
 from . import initializer as init
+from . import kvstore as kv
 from . import ndarray as nd
 from . import optimizer as opt
 from . import symbol as sym
@@ -42,6 +46,7 @@ __all__ = [
     "RebindError",
     "ShapeError",
     "attribute",
+    "callback",
     "cpu",
     "cpu_pinned",
     "current_context",
@@ -52,8 +57,11 @@ __all__ = [
     "init",
     "initializer",
     "io",
+    "kv",
+    "kvstore",
     "lr_scheduler",
     "metric",
+    "monitor",
     "name",
     "nd",
     "ndarray",

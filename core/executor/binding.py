@@ -39,13 +39,17 @@ def _by_name(values, names, what, required=True):
 
 def _check_unique(symbol):
     """MXNet refuses symbols whose arguments (or aux states) share a name: binding is by name."""
-    for kind, names in (("argument", symbol.list_arguments()),
-                        ("auxiliary state", symbol.list_auxiliary_states())):
+    for kind, names in (
+        ("argument", symbol.list_arguments()),
+        ("auxiliary state", symbol.list_auxiliary_states()),
+    ):
         seen = set()
         for name in names:
             if name in seen:
-                raise ValueError(f"duplicate {kind} name {name!r}: give the layers distinct "
-                                 f"names (name=...); {kind}s are {names}")
+                raise ValueError(
+                    f"duplicate {kind} name {name!r}: give the layers distinct "
+                    f"names (name=...); {kind}s are {names}"
+                )
             seen.add(name)
 
 
@@ -72,12 +76,22 @@ def _check_arrays(arrays, names, contexts_of, what):
         if not isinstance(array, NDArray):
             raise TypeError(f"{what} {name!r} must be an NDArray, got {type(array).__name__}")
         if array.context != ctx:
-            raise ContextMismatchError(f"{what} {name!r} lives on {array.context}, but its node "
-                                       f"runs on {ctx}; move it with as_in_context({ctx})")
+            raise ContextMismatchError(
+                f"{what} {name!r} lives on {array.context}, but its node "
+                f"runs on {ctx}; move it with as_in_context({ctx})"
+            )
 
 
-def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None, group2ctx=None,
-         shared_exec=None):
+def bind(
+    symbol,
+    ctx,
+    args,
+    args_grad=None,
+    grad_req="write",
+    aux_states=None,
+    group2ctx=None,
+    shared_exec=None,
+):
     """An Executor over the given arrays (lists in argument order, or dicts by name)."""
     _check_unique(symbol)
     ctx, contexts = _contexts(ctx, group2ctx)
@@ -90,8 +104,9 @@ def bind(symbol, ctx, args, args_grad=None, grad_req="write", aux_states=None, g
     for name, array in zip(arg_names, arg_arrays, strict=True):
         if not isinstance(array, NDArray):
             raise TypeError(f"argument {name!r} must be an NDArray, got {type(array).__name__}")
-    plan = compile_plan(symbol, contexts, {n: a.shape for n, a in zip(arg_names, arg_arrays,
-                                                                         strict=True)})
+    plan = compile_plan(
+        symbol, contexts, {n: a.shape for n, a in zip(arg_names, arg_arrays, strict=True)}
+    )
     arg_ctx = [contexts(n) for n in plan.arguments]
     _check_arrays(arg_arrays, arg_names, arg_ctx, "argument")
     _check_arrays(grad_arrays, arg_names, arg_ctx, "gradient")
@@ -105,16 +120,27 @@ def _check_shapes(symbol, arg_names, arg_arrays, grad_arrays, aux_names, aux_arr
     arg_shapes, _, aux_shapes = symbol.infer_shape(**given)
     for name, shape, array in zip(aux_names, aux_shapes, aux_arrays, strict=True):
         if array.shape != shape:
-            raise ShapeError(f"bind: aux state {name!r} has shape {array.shape}, the symbol "
-                             f"needs {shape}")
+            raise ShapeError(
+                f"bind: aux state {name!r} has shape {array.shape}, the symbol needs {shape}"
+            )
     for name, shape, grad in zip(arg_names, arg_shapes, grad_arrays, strict=True):
         if grad is not None and grad.shape != shape:
-            raise ShapeError(f"bind: gradient of {name!r} has shape {grad.shape}, the argument "
-                             f"has {shape}")
+            raise ShapeError(
+                f"bind: gradient of {name!r} has shape {grad.shape}, the argument has {shape}"
+            )
 
 
-def simple_bind(symbol, ctx, grad_req="write", type_dict=None, group2ctx=None,
-                shared_arg_names=None, shared_exec=None, shared_buffer=None, shapes=None):
+def simple_bind(
+    symbol,
+    ctx,
+    grad_req="write",
+    type_dict=None,
+    group2ctx=None,
+    shared_arg_names=None,
+    shared_exec=None,
+    shared_buffer=None,
+    shapes=None,
+):
     """Infer every shape and dtype from the given ones, allocate, and bind."""
     _check_unique(symbol)
     ctx, contexts = _contexts(ctx, group2ctx)
@@ -127,10 +153,13 @@ def simple_bind(symbol, ctx, grad_req="write", type_dict=None, group2ctx=None,
     arg_arrays, grad_arrays = [], []
     for node, shape, dtype, req in zip(plan.arguments, arg_shapes, arg_types, reqs, strict=True):
         arg_arrays.append(pool.argument(node.name, shape, dtype, contexts(node)))
-        grad_arrays.append(None if req == "null"
-                           else pool.gradient(node.name, shape, dtype, contexts(node)))
-    aux_arrays = [pool.aux_state(n.name, s, t, contexts(n))
-                  for n, s, t in zip(plan.aux_nodes, aux_shapes, aux_types, strict=True)]
+        grad_arrays.append(
+            None if req == "null" else pool.gradient(node.name, shape, dtype, contexts(node))
+        )
+    aux_arrays = [
+        pool.aux_state(n.name, s, t, contexts(n))
+        for n, s, t in zip(plan.aux_nodes, aux_shapes, aux_types, strict=True)
+    ]
     return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx)
 
 
@@ -167,8 +196,12 @@ class _SharedPool:
         if self._buffer is None:
             return creation.zeros(shape, ctx=ctx, dtype=dtype)
         found = self._buffer.get(key)
-        if (found is not None and found.size >= math.prod(shape) and found.dtype == dtype
-                and found.context == ctx):
+        if (
+            found is not None
+            and found.size >= math.prod(shape)
+            and found.dtype == dtype
+            and found.context == ctx
+        ):
             return _carve(found, shape)
         array = self._buffer[key] = creation.zeros(shape, ctx=ctx, dtype=dtype)
         return array
@@ -177,9 +210,11 @@ class _SharedPool:
 def _shared(array, name, shape, dtype, ctx):
     """``shared_exec``'s array for ``name``, which must fit this executor exactly."""
     if array.shape != tuple(shape) or array.dtype != dtype or array.context != ctx:
-        raise ShapeError(f"simple_bind: shared_exec's {name!r} is {array.shape} {array.dtype} "
-                         f"on {array.context}; this executor needs {tuple(shape)} "
-                         f"{np.dtype(dtype).name} on {ctx}")
+        raise ShapeError(
+            f"simple_bind: shared_exec's {name!r} is {array.shape} {array.dtype} "
+            f"on {array.context}; this executor needs {tuple(shape)} "
+            f"{np.dtype(dtype).name} on {ctx}"
+        )
     return array
 
 
@@ -192,25 +227,40 @@ def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
     for index, node in enumerate(plan.arguments):
         old, new = executor.arg_arrays[index], arg_shapes[index]
         if old.shape != new and node.name not in shapes and not partial_shaping:
-            raise ShapeError(f"reshape: the shape of argument {node.name!r} would change from "
-                             f"{old.shape} to {new}; pass partial_shaping=True if intended")
+            raise ShapeError(
+                f"reshape: the shape of argument {node.name!r} would change from "
+                f"{old.shape} to {new}; pass partial_shaping=True if intended"
+            )
         args.append(_resized(old, new, allow_up_sizing, node.name))
         grad = executor.grad_arrays[index]
         grads.append(None if grad is None else _resized(grad, new, allow_up_sizing, node.name))
-    aux = [_resized(a, s, allow_up_sizing, n.name)
-           for a, s, n in zip(executor.aux_arrays, aux_shapes, plan.aux_nodes, strict=True)]
+    aux = [
+        _resized(a, s, allow_up_sizing, n.name)
+        for a, s, n in zip(executor.aux_arrays, aux_shapes, plan.aux_nodes, strict=True)
+    ]
     _, contexts = _contexts(executor._ctx, executor._group2ctx)
-    plan = compile_plan(symbol, contexts, {n.name: a.shape for n, a in zip(plan.arguments, args,
-                                                                          strict=True)})
-    return Executor(symbol, executor._ctx, plan, args, grads,
-                    list(executor._grad_reqs), aux, executor._group2ctx)
+    plan = compile_plan(
+        symbol, contexts, {n.name: a.shape for n, a in zip(plan.arguments, args, strict=True)}
+    )
+    return Executor(
+        symbol,
+        executor._ctx,
+        plan,
+        args,
+        grads,
+        list(executor._grad_reqs),
+        aux,
+        executor._group2ctx,
+    )
 
 
 def _resized(array, shape, allow_up_sizing, name):
     if math.prod(shape) > array.size:
         if not allow_up_sizing:
-            raise ShapeError(f"reshape: {name!r} would grow from {array.shape} to {shape}; pass "
-                             "allow_up_sizing=True to allocate new memory")
+            raise ShapeError(
+                f"reshape: {name!r} would grow from {array.shape} to {shape}; pass "
+                "allow_up_sizing=True to allocate new memory"
+            )
         return creation.zeros(shape, ctx=array.context, dtype=array.dtype)
     return _carve(array, shape)
 
@@ -223,4 +273,4 @@ def _carve(array, shape):
     shape = tuple(shape)
     if array.shape == shape:
         return array
-    return NDArray(array._data.reshape(-1)[:math.prod(shape)].reshape(shape), array.context)
+    return NDArray(array._data.reshape(-1)[: math.prod(shape)].reshape(shape), array.context)

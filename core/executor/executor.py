@@ -13,8 +13,9 @@ GRAD_REQS = ("write", "add", "null")
 class Executor:
     """MXNet's Executor: ``forward``, ``backward``, and the bound arrays by name."""
 
-    def __init__(self, symbol, ctx, plan, arg_arrays, grad_arrays, grad_reqs, aux_arrays,
-                 group2ctx=None):
+    def __init__(
+        self, symbol, ctx, plan, arg_arrays, grad_arrays, grad_reqs, aux_arrays, group2ctx=None
+    ):
         self._symbol, self._ctx, self._plan = symbol, ctx, plan
         self._group2ctx = group2ctx
         self.arg_arrays, self.grad_arrays, self.aux_arrays = arg_arrays, grad_arrays, aux_arrays
@@ -35,9 +36,10 @@ class Executor:
         given = {n: a.dtype for n, a in zip(self._arg_names, self.arg_arrays, strict=True)}
         _, types, _ = self._symbol.infer_type(**given)
         plan = self._plan
-        return [creation.zeros(shape, ctx=plan.slot_context[slot], dtype=dtype)
-                for slot, shape, dtype in zip(plan.head_slots, plan.head_shapes, types,
-                                              strict=True)]
+        return [
+            creation.zeros(shape, ctx=plan.slot_context[slot], dtype=dtype)
+            for slot, shape, dtype in zip(plan.head_slots, plan.head_shapes, types, strict=True)
+        ]
 
     # -- properties -------------------------------------------------------------------
     @property
@@ -82,11 +84,15 @@ class Executor:
     def _copy_input(self, name, value):
         target = self.arg_dict.get(name)
         if target is None:
-            raise ValueError(f"forward: {name!r} is not an argument; arguments are {self._arg_names}")
+            raise ValueError(
+                f"forward: {name!r} is not an argument; arguments are {self._arg_names}"
+            )
         shape = tuple(value.shape)
         if shape != target.shape:
-            raise ShapeError(f"forward: argument {name!r} is bound with shape {target.shape}, "
-                             f"got an array of shape {shape}; use reshape() to change shapes")
+            raise ShapeError(
+                f"forward: argument {name!r} is bound with shape {target.shape}, "
+                f"got an array of shape {shape}; use reshape() to change shapes"
+            )
         target[:] = value
 
     def _publish_outputs(self, values):
@@ -109,10 +115,13 @@ class Executor:
             if not step.op.is_loss and all(g is None for g in incoming) and not step.aux:
                 continue
             xp = step.train_ctx.xp
-            incoming = [xp.zeros(shape, dtype) if g is None else g
-                        for g, (shape, dtype) in zip(incoming, out_meta, strict=True)]
-            in_grads = step.op.backward(step.train_ctx, step.params, state, incoming,
-                                        step.need_grad)
+            incoming = [
+                xp.zeros(shape, dtype) if g is None else g
+                for g, (shape, dtype) in zip(incoming, out_meta, strict=True)
+            ]
+            in_grads = step.op.backward(
+                step.train_ctx, step.params, state, incoming, step.need_grad
+            )
             if step.moves:
                 in_grads = list(in_grads)
             for k, source in step.moves:
@@ -130,8 +139,9 @@ class Executor:
             if isinstance(out_grads, NDArray):
                 out_grads = [out_grads]
             if len(out_grads) != len(plan.head_slots):
-                raise ValueError(f"backward: {len(out_grads)} head gradients for "
-                                 f"{len(plan.head_slots)} outputs")
+                raise ValueError(
+                    f"backward: {len(out_grads)} head gradients for {len(plan.head_slots)} outputs"
+                )
         for index, (slot, output) in enumerate(zip(plan.head_slots, self.outputs, strict=True)):
             given = None if out_grads is None else out_grads[index]
             if given is None:
@@ -143,8 +153,9 @@ class Executor:
 
     def _store_gradients(self, grads):
         adopted = set()
-        for slot, array, req in zip(self._plan.arg_slots, self.grad_arrays, self._grad_reqs,
-                                    strict=True):
+        for slot, array, req in zip(
+            self._plan.arg_slots, self.grad_arrays, self._grad_reqs, strict=True
+        ):
             if req == "null" or array is None:
                 continue
             grad = grads.get(slot)
@@ -186,15 +197,20 @@ class Executor:
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy parameter values in by name; unknown names are an error unless allowed."""
-        for source, targets, kind in ((arg_params, self.arg_dict, "argument"),
-                                      (aux_params or {}, self.aux_dict, "auxiliary state")):
+        for source, targets, kind in (
+            (arg_params, self.arg_dict, "argument"),
+            (aux_params or {}, self.aux_dict, "auxiliary state"),
+        ):
             for name, value in source.items():
                 if name in targets:
-                    value.copyto(targets[name]) if isinstance(value, NDArray) else \
-                        targets[name].__setitem__(slice(None), value)
+                    value.copyto(targets[name]) if isinstance(value, NDArray) else targets[
+                        name
+                    ].__setitem__(slice(None), value)
                 elif not allow_extra_params:
-                    raise ValueError(f"copy_params_from: {name!r} is not an {kind} of the "
-                                     "symbol; pass allow_extra_params=True to ignore it")
+                    raise ValueError(
+                        f"copy_params_from: {name!r} is not an {kind} of the "
+                        "symbol; pass allow_extra_params=True to ignore it"
+                    )
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for new input shapes, sharing this one's arrays where it can."""
@@ -219,6 +235,16 @@ class Executor:
 
 
 def _fresh(grad, array, adopted):
-    """Whether ``grad`` owns its memory and nothing else holds it, so it can be kept as is."""
-    return (grad.base is None and id(grad) not in adopted and grad.dtype == array._data.dtype
-            and grad.shape == array._data.shape and grad is not array._data)
+    """Whether ``grad`` owns its memory and nothing else holds it, so it can be kept as is.
+
+    A gradient array that is itself a view (carved from a shared buffer, or
+    sliced from a bigger array) is written into instead, keeping that sharing.
+    """
+    return (
+        grad.base is None
+        and array._data.base is None
+        and id(grad) not in adopted
+        and grad.dtype == array._data.dtype
+        and grad.shape == array._data.shape
+        and grad is not array._data
+    )

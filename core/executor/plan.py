@@ -21,8 +21,21 @@ class Step:
     """One operator application: kernel, parameters, and slots."""
 
     __slots__ = (
-        "name", "node", "op", "params", "inputs", "aux", "outputs", "train_ctx", "infer_ctx",
-        "need_grad", "runs_backward", "release", "output_names", "context", "moves",
+        "name",
+        "node",
+        "op",
+        "params",
+        "inputs",
+        "aux",
+        "outputs",
+        "train_ctx",
+        "infer_ctx",
+        "need_grad",
+        "runs_backward",
+        "release",
+        "output_names",
+        "context",
+        "moves",
     )
 
     def __init__(self, node, op, context, inputs, aux, outputs, out_shapes):
@@ -64,10 +77,14 @@ class Plan:
         slots = [slot_of[(id(child), index)] for child, index in node.inputs]
         outputs = [slot_of[(id(node), i)] for i in range(node.num_outputs)]
         out_shapes = tuple(self._shapes.get((id(node), i)) for i in range(node.num_outputs))
-        step = Step(node, node.op, contexts(node), slots[:n_args], slots[n_args:], outputs,
-                    out_shapes)
-        step.moves = tuple((k, self.slot_context[s]) for k, s in enumerate(step.inputs)
-                           if self.slot_context[s] != step.context)
+        step = Step(
+            node, node.op, contexts(node), slots[:n_args], slots[n_args:], outputs, out_shapes
+        )
+        step.moves = tuple(
+            (k, self.slot_context[s])
+            for k, s in enumerate(step.inputs)
+            if self.slot_context[s] != step.context
+        )
         return step
 
     def _plan_releases(self):

@@ -14,8 +14,23 @@ from .names import AttrScope, NameManager, Prefix
 from .symbol import Group, Symbol, load, load_json
 
 __all__ = [
-    "AttrScope", "Group", "NameManager", "Prefix", "Symbol", "Variable", "arange", "full",
-    "load", "load_json", "maximum", "minimum", "ones", "pow", "power", "var", "zeros",
+    "AttrScope",
+    "Group",
+    "NameManager",
+    "Prefix",
+    "Symbol",
+    "Variable",
+    "arange",
+    "full",
+    "load",
+    "load_json",
+    "maximum",
+    "minimum",
+    "ones",
+    "pow",
+    "power",
+    "var",
+    "zeros",
 ]
 
 _functions = {}
@@ -29,7 +44,9 @@ def __getattr__(name):
         try:
             function = op_function(name, name)
         except UnknownNameError as exc:
-            raise AttributeError(f"module 'rebind.symbol' has no attribute {name!r} ({exc})") from None
+            raise AttributeError(
+                f"module 'rebind.symbol' has no attribute {name!r} ({exc})"
+            ) from None
         _functions[name] = function
     return function
 
@@ -61,10 +78,20 @@ def full(shape, val, dtype=None, **kwargs):
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, dtype=None):
     """Evenly spaced values in ``[start, stop)``."""
     dtype = np.float32 if dtype is None else dtype
-    return create("_arange", "_arange", (), {
-        "start": start, "stop": stop, "step": step, "repeat": repeat,
-        "infer_range": infer_range, "dtype": dtype, "name": name,
-    })
+    return create(
+        "_arange",
+        "_arange",
+        (),
+        {
+            "start": start,
+            "stop": stop,
+            "step": step,
+            "repeat": repeat,
+            "infer_range": infer_range,
+            "dtype": dtype,
+            "name": name,
+        },
+    )
 
 
 def _binary_or_scalar(sym_op, scalar_op, hint, lhs, rhs):

@@ -19,8 +19,20 @@ from .symbol import Symbol
 
 __all__ = ["Variable", "var", "create", "op_function"]
 
-_DTYPE_FLAGS = {"float32": 0, "float64": 1, "float16": 2, "uint8": 3, "int32": 4, "int8": 5,
-                "int64": 6, "bool": 7, "int16": 8, "uint16": 9, "uint32": 10, "uint64": 11}
+_DTYPE_FLAGS = {
+    "float32": 0,
+    "float64": 1,
+    "float16": 2,
+    "uint8": 3,
+    "int32": 4,
+    "int8": 5,
+    "int64": 6,
+    "bool": 7,
+    "int16": 8,
+    "uint16": 9,
+    "uint32": 10,
+    "uint64": 11,
+}
 
 
 def _scoped_attrs(attr, what):
@@ -35,13 +47,24 @@ def _scoped_attrs(attr, what):
 def _dtype_flag(dtype, name):
     dtype_name = np.dtype(dtype).name
     if dtype_name not in _DTYPE_FLAGS:
-        raise TypeError(f"Variable {name!r}: dtype {dtype_name} has no MXNet type flag; "
-                        f"supported: {', '.join(_DTYPE_FLAGS)}")
+        raise TypeError(
+            f"Variable {name!r}: dtype {dtype_name} has no MXNet type flag; "
+            f"supported: {', '.join(_DTYPE_FLAGS)}"
+        )
     return str(_DTYPE_FLAGS[dtype_name])
 
 
-def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None, init=None,
-             stype=None, **kwargs):
+def Variable(
+    name,
+    attr=None,
+    shape=None,
+    lr_mult=None,
+    wd_mult=None,
+    dtype=None,
+    init=None,
+    stype=None,
+    **kwargs,
+):
     """A graph input named ``name`` (data, label, weight, ...)."""
     if not isinstance(name, str):
         raise TypeError(f"Variable name must be a string, got {name!r}")
@@ -74,8 +97,9 @@ def _single_entry(symbol, op_name, slot):
     if not isinstance(symbol, Symbol):
         raise TypeError(f"{op_name}: input {slot!r} must be a Symbol, got {type(symbol).__name__}")
     if len(symbol) != 1:
-        raise ValueError(f"{op_name}: input {slot!r} has {len(symbol)} outputs; pass one of them "
-                         "(e.g. sym[0])")
+        raise ValueError(
+            f"{op_name}: input {slot!r} has {len(symbol)} outputs; pass one of them (e.g. sym[0])"
+        )
     return symbol._heads[0]
 
 
@@ -90,6 +114,7 @@ def create(op_name, hint, args, kwargs):
     raw, params, slots = _parse(op, kwargs, inputs, len(positional))
     node_name = NameManager.current().get(name, hint)
     attrs = {**raw, **_scoped_attrs(attr, f"{op.name} {node_name!r}"), **hidden}
+    op.parse(attrs)  # scope attributes meet the op's parser too: a plain key fails, as in MXNet
     entries = _assign_inputs(op.name, slots, positional, inputs, node_name, attrs)
     node = Node(op, node_name, attrs, entries)  # one node, whatever its number of outputs
     node.set_input_var_attrs()
@@ -121,19 +146,23 @@ def _flatten_positional(op_name, args):
             flat.append(value)
     for value in flat:
         if not isinstance(value, Symbol):
-            raise TypeError(f"{op_name}: positional arguments must be Symbols, got {value!r}; "
-                            "pass parameters by keyword")
+            raise TypeError(
+                f"{op_name}: positional arguments must be Symbols, got {value!r}; "
+                "pass parameters by keyword"
+            )
     return flat
 
 
 def _assign_inputs(op_name, slots, positional, named, node_name, attrs):
     if len(positional) > len(slots):
-        raise ValueError(f"{op_name}: {len(positional)} inputs given, it takes {len(slots)} "
-                         f"({', '.join(slots)})")
+        raise ValueError(
+            f"{op_name}: {len(positional)} inputs given, it takes {len(slots)} ({', '.join(slots)})"
+        )
     unknown = set(named) - set(slots)
     if unknown:
-        raise ValueError(f"{op_name}: unknown input {sorted(unknown)[0]!r}; inputs are "
-                         f"{', '.join(slots)}")
+        raise ValueError(
+            f"{op_name}: unknown input {sorted(unknown)[0]!r}; inputs are {', '.join(slots)}"
+        )
     entries = []
     for index, slot in enumerate(slots):
         if index < len(positional):
@@ -163,20 +192,34 @@ def op_function(op_name, func_name):
 
 _BINARY = {  # python operator -> (op with a symbol, op with a scalar, reflected scalar op)
     "add": ("elemwise_add", "_plus", "_plus_scalar", "_plusscalar", "_plus_scalar", "_plusscalar"),
-    "sub": ("elemwise_sub", "_minus", "_minus_scalar", "_minusscalar",
-            "_rminus_scalar", "_rminusscalar"),
+    "sub": (
+        "elemwise_sub",
+        "_minus",
+        "_minus_scalar",
+        "_minusscalar",
+        "_rminus_scalar",
+        "_rminusscalar",
+    ),
     "mul": ("elemwise_mul", "_mul", "_mul_scalar", "_mulscalar", "_mul_scalar", "_mulscalar"),
-    "truediv": ("elemwise_div", "_div", "_div_scalar", "_divscalar",
-                "_rdiv_scalar", "_rdivscalar"),
-    "pow": ("_power", "_power", "_power_scalar", "_powerscalar",
-            "_rpower_scalar", "_rpower_scalar"),
+    "truediv": ("elemwise_div", "_div", "_div_scalar", "_divscalar", "_rdiv_scalar", "_rdivscalar"),
+    "pow": (
+        "_power",
+        "_power",
+        "_power_scalar",
+        "_powerscalar",
+        "_rpower_scalar",
+        "_rpower_scalar",
+    ),
     "mod": ("_mod", "_mod", "_mod_scalar", "_modscalar", "_rmod_scalar", "_rmodscalar"),
 }
 
 _COMPARE = {
-    "eq": ("_equal", "_equal_scalar"), "ne": ("_not_equal", "_not_equal_scalar"),
-    "gt": ("_greater", "_greater_scalar"), "ge": ("_greater_equal", "_greater_equal_scalar"),
-    "lt": ("_lesser", "_lesser_scalar"), "le": ("_lesser_equal", "_lesser_equal_scalar"),
+    "eq": ("_equal", "_equal_scalar"),
+    "ne": ("_not_equal", "_not_equal_scalar"),
+    "gt": ("_greater", "_greater_scalar"),
+    "ge": ("_greater_equal", "_greater_equal_scalar"),
+    "lt": ("_lesser", "_lesser_scalar"),
+    "le": ("_lesser_equal", "_lesser_equal_scalar"),
 }
 
 
@@ -233,10 +276,14 @@ def _compose(self, *args, **kwargs):
     clone = self.__deepcopy__(None)
     replace = _replacements(clone, args, kwargs)
     for node in clone._nodes():
-        node.inputs = [replace.get(child.name, (child, i)) if child.op is None else (child, i)
-                       for child, i in node.inputs]
-    clone._heads = [replace.get(node.name, (node, i)) if node.op is None else (node, i)
-                    for node, i in clone._heads]
+        node.inputs = [
+            replace.get(child.name, (child, i)) if child.op is None else (child, i)
+            for child, i in node.inputs
+        ]
+    clone._heads = [
+        replace.get(node.name, (node, i)) if node.op is None else (node, i)
+        for node, i in clone._heads
+    ]
     if name is not None and clone._node() is not None:
         clone._node().name = name
     return clone
@@ -248,13 +295,16 @@ def _replacements(symbol, args, kwargs):
     if args:
         arguments = symbol.list_arguments()
         if len(args) > len(arguments):
-            raise ValueError(f"compose: {len(args)} symbols given for {len(arguments)} arguments "
-                             f"({', '.join(arguments)})")
+            raise ValueError(
+                f"compose: {len(args)} symbols given for {len(arguments)} arguments "
+                f"({', '.join(arguments)})"
+            )
         kwargs = dict(zip(arguments, args, strict=False))
     unknown = sorted(set(kwargs) - set(inputs))
     if unknown:
-        raise ValueError(f"compose: {unknown[0]!r} is not an input of the symbol; inputs are "
-                         f"{', '.join(inputs)}")
+        raise ValueError(
+            f"compose: {unknown[0]!r} is not an input of the symbol; inputs are {', '.join(inputs)}"
+        )
     return {n: _single_entry(s, "compose", n) for n, s in kwargs.items()}
 
 

@@ -60,8 +60,10 @@ def _variable_shape(node, shape):
     try:
         return merge_shape(hint, shape, node.name)
     except ArgShapeMismatch:
-        raise ShapeError(f"variable {node.name!r}: shape {tuple(shape)} given, but it "
-                         f"was declared with shape {hint}") from None
+        raise ShapeError(
+            f"variable {node.name!r}: shape {tuple(shape)} given, but it "
+            f"was declared with shape {hint}"
+        ) from None
 
 
 def _infer_node(node, shapes, given):
@@ -123,8 +125,10 @@ def unresolved(nodes, shapes, given):
                 )
         for i in range(node.num_outputs):
             if not known(shapes.get((id(node), i))):
-                return ShapeError(f"{node.op.name} node {node.name!r}: cannot infer the shape of "
-                                  f"output {i}; input shapes given: {_describe(given)}")
+                return ShapeError(
+                    f"{node.op.name} node {node.name!r}: cannot infer the shape of "
+                    f"output {i}; input shapes given: {_describe(given)}"
+                )
     return None
 
 
@@ -153,8 +157,10 @@ def _type_node(node, types):
     out_keys = [(id(node), i) for i in range(node.num_outputs)]
     before = [types.get(k) for k in (*in_keys, *out_keys)]
     ins, outs, auxs = node.op.infer_types(
-        node.params, [types.get(k) for k in in_keys[:n_args]],
-        [types.get(k) for k in out_keys], [types.get(k) for k in in_keys[n_args:]],
+        node.params,
+        [types.get(k) for k in in_keys[:n_args]],
+        [types.get(k) for k in out_keys],
+        [types.get(k) for k in in_keys[n_args:]],
     )
     for key, value in zip((*in_keys, *out_keys), (*ins, *auxs, *outs), strict=True):
         if value is not None and types.get(key) is None:
@@ -162,15 +168,25 @@ def _type_node(node, types):
     return before != [types.get(k) for k in (*in_keys, *out_keys)]
 
 
-_FLAG_DTYPES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32", 5: "int8",
-                6: "int64", 7: "bool"}
+_FLAG_DTYPES = {
+    0: "float32",
+    1: "float64",
+    2: "float16",
+    3: "uint8",
+    4: "int32",
+    5: "int8",
+    6: "int64",
+    7: "bool",
+}
 
 
 def _dtype_from_flag(text):
     try:
         return _FLAG_DTYPES[int(text)]
     except (ValueError, KeyError):
-        raise ParamError(f"__dtype__ attribute {text!r} is not one of MXNet's dtype flags") from None
+        raise ParamError(
+            f"__dtype__ attribute {text!r} is not one of MXNet's dtype flags"
+        ) from None
 
 
 def arguments_and_aux(nodes):

@@ -12,8 +12,14 @@ __all__ = ["NameManager", "Prefix", "AttrScope", "HIDDEN_KEYS", "stored_key"]
 _local = threading.local()
 
 # Attributes MXNet stores as __key__ but also lists, reads and sets as plain key.
-HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
-               "profiler_scope")
+HIDDEN_KEYS = (
+    "ctx_group",
+    "lr_mult",
+    "wd_mult",
+    "force_mirroring",
+    "mirror_stage",
+    "profiler_scope",
+)
 
 
 def stored_key(key):
@@ -103,4 +109,3 @@ class AttrScope:
     def __exit__(self, *exc):
         _local.attr_scope = self._old
         return False
-

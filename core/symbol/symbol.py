@@ -107,12 +107,14 @@ class Symbol:
     def _single_node(self, what):
         node = self._node()
         if node is None:
-            raise ValueError(f"{what} needs a symbol of one node, this one groups "
-                             f"{len(self)} outputs of different nodes")
+            raise ValueError(
+                f"{what} needs a symbol of one node, this one groups "
+                f"{len(self)} outputs of different nodes"
+            )
         return node
 
     def attr(self, key):
-        """The attribute ``key`` of this symbol's node (``'name'`` too); None if absent or grouped."""
+        """Attribute ``key`` (or ``'name'``) of this symbol's node; None if absent or grouped."""
         node = self._node()
         if node is None:
             return None
@@ -126,7 +128,9 @@ class Symbol:
         ``recursive`` is MXNet's removed option: use ``attr_dict()``.
         """
         if recursive:
-            raise DeprecationWarning("list_attr(recursive=True) is gone in MXNet 1.x: use attr_dict()")
+            raise DeprecationWarning(
+                "list_attr(recursive=True) is gone in MXNet 1.x: use attr_dict()"
+            )
         return _listed(self._heads[0][0].attrs)
 
     def attr_dict(self):
@@ -177,8 +181,10 @@ class Symbol:
             kwargs = {n: v for n, v in zip(names, args, strict=False) if v is not None}
         unknown = set(kwargs) - set(self.list_inputs())
         if unknown:
-            raise ValueError(f"{what}: {sorted(unknown)} are not inputs of this symbol; "
-                             f"inputs are {self.list_inputs()}")
+            raise ValueError(
+                f"{what}: {sorted(unknown)} are not inputs of this symbol; "
+                f"inputs are {self.list_inputs()}"
+            )
         return kwargs
 
     def _infer_shape(self, args, kwargs, partial):
@@ -195,14 +201,18 @@ class Symbol:
         def shape_of(node, index=0):
             return tuple(shapes.get((id(node), index)) or ())
 
-        return ([shape_of(n) for n in args_], [shape_of(n, i) for n, i in self._heads],
-                [shape_of(n) for n in aux_])
+        return (
+            [shape_of(n) for n in args_],
+            [shape_of(n, i) for n, i in self._heads],
+            [shape_of(n) for n in aux_],
+        )
 
     def _unknown_argument(self, nodes, shapes, given):
         for node in nodes:
             if node.op is None and shapes.get((id(node), 0)) is None:
-                return ShapeError(f"cannot infer the shape of argument {node.name!r}; "
-                                  f"input shapes given: {given}")
+                return ShapeError(
+                    f"cannot infer the shape of argument {node.name!r}; input shapes given: {given}"
+                )
         return None
 
     def infer_shape(self, *args, **kwargs):
@@ -228,31 +238,67 @@ class Symbol:
         def type_of(node, index=0):
             return np.dtype(types.get((id(node), index)) or "float32").type
 
-        return ([type_of(n) for n in args_], [type_of(n, i) for n, i in self._heads],
-                [type_of(n) for n in aux_])
+        return (
+            [type_of(n) for n in args_],
+            [type_of(n, i) for n, i in self._heads],
+            [type_of(n) for n in aux_],
+        )
 
     def infer_type_partial(self, *args, **kwargs):
         """Same as ``infer_type``: unknown dtypes are float32 rather than None."""
         return self.infer_type(*args, **kwargs)
 
     # -- binding --------------------------------------------------------------------
-    def simple_bind(self, ctx, grad_req="write", type_dict=None, stype_dict=None,
-                    group2ctx=None, shared_arg_names=None, shared_exec=None,
-                    shared_buffer=None, **kwargs):
+    def simple_bind(
+        self,
+        ctx,
+        grad_req="write",
+        type_dict=None,
+        stype_dict=None,
+        group2ctx=None,
+        shared_arg_names=None,
+        shared_exec=None,
+        shared_buffer=None,
+        **kwargs,
+    ):
         """Allocate arrays from input shapes and bind them (see ``rebind.executor``)."""
         from ..executor import simple_bind
 
-        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict,
-                           group2ctx=group2ctx, shared_arg_names=shared_arg_names,
-                           shared_exec=shared_exec, shared_buffer=shared_buffer, shapes=kwargs)
+        return simple_bind(
+            self,
+            ctx,
+            grad_req=grad_req,
+            type_dict=type_dict,
+            group2ctx=group2ctx,
+            shared_arg_names=shared_arg_names,
+            shared_exec=shared_exec,
+            shared_buffer=shared_buffer,
+            shapes=kwargs,
+        )
 
-    def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
-             group2ctx=None, shared_exec=None):
+    def bind(
+        self,
+        ctx,
+        args,
+        args_grad=None,
+        grad_req="write",
+        aux_states=None,
+        group2ctx=None,
+        shared_exec=None,
+    ):
         """Bind to given argument arrays (see ``rebind.executor``)."""
         from ..executor import bind
 
-        return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req,
-                    aux_states=aux_states, group2ctx=group2ctx, shared_exec=shared_exec)
+        return bind(
+            self,
+            ctx,
+            args,
+            args_grad=args_grad,
+            grad_req=grad_req,
+            aux_states=aux_states,
+            group2ctx=group2ctx,
+            shared_exec=shared_exec,
+        )
 
     def eval(self, ctx=None, **kwargs):
         """Bind to ``kwargs`` (name -> NDArray), run forward, and return the outputs."""

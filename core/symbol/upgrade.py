@@ -86,5 +86,5 @@ def _input_variable(node, slots, slot):
 
 def _add_missing_inputs(node):
     slots = (*node.argument_names(), *node.aux_names())
-    for slot in slots[len(node.inputs):]:
+    for slot in slots[len(node.inputs) :]:
         node.inputs.append((Node(None, f"{node.name}_{slot}", node.attrs), 0))

@@ -143,22 +143,38 @@ def test_grad_req_write_add_null(ctx):
         add.forward(is_train=True)
         add.backward(mx.nd.array(head, ctx=ctx))
     np.testing.assert_allclose(add.grad_dict["fc_bias"].asnumpy(), [4, 4, 4])
-    _, null = _bound(ctx, "null")
+    _, null = _bound(ctx, "null")  # the given arrays stay listed, as in MXNet, and untouched
     null.forward(is_train=True)
     null.backward(mx.nd.array(head, ctx=ctx))
-    assert null.grad_dict == {} and null.grad_arrays == [None, None, None]
+    assert sorted(null.grad_dict) == ["data", "fc_bias", "fc_weight"]
+    assert not any(g.asnumpy().any() for g in null.grad_arrays)
 
 
 def test_grad_req_as_list_and_dict(ctx):
     _, by_list = _bound(ctx, ["null", "write", "add"])
     _, by_dict = _bound(ctx, {"fc_weight": "write", "fc_bias": "add"})  # missing: null
     for executor in (by_list, by_dict):
-        assert sorted(executor.grad_dict) == ["fc_bias", "fc_weight"]
-        executor.forward(is_train=True)
-        executor.backward(mx.nd.ones((2, 3), ctx=ctx))
-        np.testing.assert_allclose(executor.grad_dict["fc_bias"].asnumpy(), [2, 2, 2])
+        for _ in range(2):
+            executor.forward(is_train=True)
+            executor.backward(mx.nd.ones((2, 3), ctx=ctx))
+        np.testing.assert_allclose(executor.grad_dict["fc_bias"].asnumpy(), [4, 4, 4])  # add
+        np.testing.assert_allclose(executor.grad_dict["fc_weight"].asnumpy(),
+                                   np.tile(executor.arg_dict["data"].asnumpy().sum(0), (3, 1)),
+                                   rtol=1e-5)  # write
+        assert not executor.grad_dict["data"].asnumpy().any()  # null
     with pytest.raises(ValueError, match="2 entries for 3 arguments"):
         _bound(ctx, ["write", "write"])
+
+
+def test_gradient_views_keep_their_memory(ctx):
+    """A gradient array that views a bigger buffer is written in place, not replaced."""
+    values = _values(_fc(), data=(2, 4))
+    buffer = mx.nd.zeros((2, 3), ctx=ctx)
+    grads = {"fc_weight": mx.nd.zeros((3, 4), ctx=ctx), "fc_bias": buffer[1]}
+    executor = _fc().bind(ctx, _nd(values, ctx), args_grad=grads)
+    executor.forward(is_train=True)
+    executor.backward(mx.nd.ones((2, 3), ctx=ctx))
+    np.testing.assert_allclose(buffer.asnumpy(), [[0, 0, 0], [2, 2, 2]])
 
 
 def test_no_gradient_arrays_still_runs_backward(ctx):

@@ -94,6 +94,14 @@ def test_layout_rules():
     assert sorted_attrs in FC_JSON
 
 
+def test_strings_are_escaped_as_dmlc_does():
+    """Only quote, backslash, newline, return and tab are escaped; the rest is written raw."""
+    symbol = mx.sym.var("données", __doc__='a "q" \\ b\nc\td/é\x01')
+    assert '"name": "données", ' in symbol.tojson()
+    assert '"attrs": {"__doc__": "a \\"q\\" \\\\ b\\nc\\td/é\x01"}, ' in symbol.tojson()
+    assert mx.sym.load_json(symbol.tojson()).attr("__doc__") == 'a "q" \\ b\nc\td/é\x01'
+
+
 def test_aux_inputs_count_versions_and_hidden_outputs_count_rows():
     bn = mx.sym.BatchNorm(mx.sym.var("x"), name="bn")
     document = json.loads(bn.tojson())

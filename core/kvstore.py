@@ -1,0 +1,323 @@
+"""``mx.kv`` (alias ``mx.kvstore``): the KVStore base class, ``create`` and ``register``.
+
+A key-value store keeps one array per key. ``push`` sums the values given for
+a key (one per device) and stores the sum, or, once an optimizer or updater is
+set, applies it to the stored value; ``pull`` copies the stored value into
+arrays on any context. Modules use it to sum gradients across devices and to
+update each weight in one place.
+
+This module owns what every in-process store shares, as MXNet 1.9.1 defines
+it: int or str keys (one kind per store), lists of keys, several values per
+key, repeated keys in one call merged, keys processed in MXNet's order, the
+updater and its saved states. A concrete store says only where values are
+kept and summed (``_home_context``, ``_reduce_context``); ``local`` and
+``device`` are plugins (``rebind.plugins.kvstores_local``) registered through
+``rebind_add_kvstores`` as a third-party store would be. A factory registered
+there is called with no arguments and returns a ``KVStore``.
+
+Where rebind differs from MXNet:
+
+- ``create`` refuses names nobody registered (MXNet made a local store of any
+  name without "dist" or "nccl" in it).
+- Pushing to a key that was never initialized is an error (MXNet stored int
+  keys silently when no updater was set).
+- The stored value never shares memory with a pushed array (MXNet's store
+  could alias the array of a single-value push).
+- ``priority`` is accepted and ignored: calls run synchronously, in order.
+"""
+
+import os
+
+from . import registry
+from .errors import DTypeMismatchError, PluginError, RebindError, ShapeError
+from .fileutil import write_atomic
+from .kvstore_keys import key_kind, key_value_pairs
+from .optimizer import Optimizer
+from .updater import get_updater
+
+__all__ = ["KVStore", "KVStoreBase", "KVStoreError", "create", "register"]
+
+FAMILY = "kvstores"
+
+
+class KVStoreError(RebindError, RuntimeError):
+    """A key was used out of turn: not initialized yet, initialized twice, wrong kind."""
+
+
+class KVStore:
+    """Base class of key-value stores; subclasses choose the contexts values live on.
+
+    Args:
+        name: the store's ``type`` (defaults to the lower-cased class name, as
+            MXNet names registered stores).
+    """
+
+    OPTIMIZER = "optimizer"
+
+    def __init__(self, name=None):
+        self._type = (name or type(self).__name__).lower()
+        self._store = {}  # key -> stored NDArray
+        self._str_order = {}  # str key -> rank of its init, MXNet's internal int key
+        self._key_kind = None  # int or str, fixed by the first init
+        self._updater = None
+
+    # -- what a concrete store decides ----------------------------------------
+    def _home_context(self, value):
+        """Where ``init`` keeps the copy of ``value``."""
+        raise NotImplementedError(f"{type(self).__name__} does not say where values are kept")
+
+    def _reduce_context(self, values):
+        """Where the values pushed for one key are summed (and the update runs)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say where values are summed")
+
+    # -- description ----------------------------------------------------------
+    @property
+    def type(self):
+        """The store's type name (``'local'``, ``'device'``, ...)."""
+        return self._type
+
+    @property
+    def rank(self):
+        """This worker's rank: always 0 in one process."""
+        return 0
+
+    @property
+    def num_workers(self):
+        """The number of workers: always 1 in one process."""
+        return 1
+
+    def is_capable(self, capability):
+        """Whether the store can do ``capability``; ``'optimizer'``: it can update weights."""
+        if isinstance(capability, str) and capability.lower() == self.OPTIMIZER:
+            return True
+        raise ValueError(f"kvstore {self._type!r}: unknown capability {capability!r}")
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self._type!r}: {len(self._store)} keys>"
+
+    # -- keys and values --------------------------------------------------------
+    def init(self, key, value):
+        """Store a copy of ``value`` under ``key`` (or of each value under each key).
+
+        A key may be initialized only once, with one NDArray.
+        """
+        pairs = self._pairs(key, value, "init")
+        seen = set()
+        for name, arrays in pairs:
+            if name in self._store or name in seen or len(arrays) != 1:
+                raise KVStoreError(
+                    f"kvstore {self._type!r}: duplicate init of key {name!r}; a key is "
+                    "initialized once with one NDArray (push updates it afterwards)"
+                )
+            seen.add(name)
+        if pairs:
+            self._key_kind = key_kind(pairs[0][0])
+        for name, (array,) in pairs:
+            if isinstance(name, str):
+                self._str_order[name] = len(self._str_order)
+            self._store[name] = array.copyto(self._home_context(array))
+
+    def push(self, key, value, priority=0):
+        """Sum the values of each key and store the sum, or apply it through the updater.
+
+        ``value`` is an NDArray or a list of NDArrays (one per device) for one
+        key, or a list of those for a list of keys. With an updater set, it is
+        called as ``updater(key, summed, stored)`` and changes ``stored`` in
+        place; a str key reaches it as bytes, as MXNet passes it.
+        """
+        groups = self._groups(self._pairs(key, value, "push"), "push")
+        for name, arrays in groups:
+            self._check_push(name, arrays)
+        for name, arrays in groups:
+            self._apply(name, self._merge(arrays))
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copy the stored value of each key into every array of ``out``, on its context."""
+        if out is None:
+            raise TypeError(f"kvstore {self._type!r}: pull needs out= (the arrays to fill)")
+        for name, outs in self._groups(self._pairs(key, out, "pull"), "pull"):
+            stored = self._store[name]
+            for target in outs:
+                if target.shape != stored.shape:
+                    raise ShapeError(
+                        f"kvstore {self._type!r}: pull of key {name!r} into an array of shape "
+                        f"{target.shape}; the stored value has shape {stored.shape}"
+                    )
+                stored.copyto(target)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """``push`` then ``pull``; without ``out`` the result lands in ``value`` itself."""
+        self.push(key, value, priority)
+        self.pull(key, value if out is None else out, priority)
+
+    def broadcast(self, key, value, out, priority=0):
+        """Initialize ``key`` with ``value`` and pull it into ``out`` (once per key)."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        """Not available: rebind arrays are dense only."""
+        raise NotImplementedError(
+            f"kvstore {self._type!r}: row_sparse_pull needs row-sparse arrays, and rebind "
+            "has dense arrays only; use pull"
+        )
+
+    def set_gradient_compression(self, compression_params):
+        """Not available: gradient compression is not implemented in rebind."""
+        raise NotImplementedError(
+            f"kvstore {self._type!r}: gradient compression (2-bit quantization) is not "
+            "implemented in rebind; train without set_gradient_compression"
+        )
+
+    def barrier(self):
+        """Wait for every worker: with one worker there is nothing to wait for."""
+
+    _barrier = barrier
+
+    def num_dead_node(self, node_id, timeout_sec=60):
+        """The number of dead nodes: always 0 in one process."""
+        return 0
+
+    # -- updates -----------------------------------------------------------------
+    def set_optimizer(self, optimizer):
+        """Update stored values on ``push`` with ``optimizer`` (through an ``Updater``)."""
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(
+                f"kvstore {self._type!r}: set_optimizer needs an Optimizer, got "
+                f"{optimizer!r}; make one with mx.optimizer.create(name, ...)"
+            )
+        self._set_updater(get_updater(optimizer))
+
+    def _set_updater(self, updater):
+        """Call ``updater(key, summed, stored)`` on every push from now on."""
+        if not callable(updater):
+            raise TypeError(
+                f"kvstore {self._type!r}: the updater must be callable, got {updater!r}"
+            )
+        self._updater = updater
+
+    set_updater = _set_updater
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Write the updater's states (and the optimizer, if asked) to ``fname`` atomically."""
+        write_atomic(fname, self._states_updater("save").get_states(dump_optimizer))
+
+    def load_optimizer_states(self, fname):
+        """Restore the updater's states from ``fname`` (rebind's format or MXNet's pickle)."""
+        updater = self._states_updater("load")
+        with open(os.fspath(fname), "rb") as handle:
+            updater.set_states(handle.read())
+
+    def _states_updater(self, verb):
+        updater = self._updater
+        if updater is None:
+            raise KVStoreError(
+                f"kvstore {self._type!r}: cannot {verb} optimizer states, no optimizer is set; "
+                "call set_optimizer first"
+            )
+        if not hasattr(updater, "get_states"):
+            raise KVStoreError(
+                f"kvstore {self._type!r}: cannot {verb} optimizer states: the updater "
+                f"{updater!r} has no get_states/set_states (set_optimizer installs one)"
+            )
+        return updater
+
+    # -- internals ---------------------------------------------------------------
+    def _pairs(self, key, value, call):
+        pairs = key_value_pairs(key, value, call)
+        if pairs and self._key_kind is not None:
+            kind = key_kind(pairs[0][0])
+            if kind is not self._key_kind:
+                raise KVStoreError(
+                    f"kvstore {self._type!r}: {call} with {kind.__name__} key "
+                    f"{pairs[0][0]!r}, but this store uses {self._key_kind.__name__} keys; "
+                    "MXNet does not allow mixing key types in one store"
+                )
+        return pairs
+
+    def _groups(self, pairs, call):
+        """Arrays per key, repeated keys merged, in MXNet's order (its int keys ascending)."""
+        groups = {}
+        for name, arrays in pairs:
+            if name not in self._store:
+                raise KVStoreError(
+                    f"kvstore {self._type!r}: {call} of key {name!r}, which has not been "
+                    f"initialized; call init({name!r}, value) first"
+                )
+            groups.setdefault(name, []).extend(arrays)
+        return sorted(groups.items(), key=lambda item: self._order(item[0]))
+
+    def _order(self, name):
+        return self._str_order[name] if isinstance(name, str) else name
+
+    def _check_push(self, name, arrays):
+        stored = self._store[name]
+        for array in arrays:
+            if array.shape != stored.shape:
+                raise ShapeError(
+                    f"kvstore {self._type!r}: push to key {name!r} of a value of shape "
+                    f"{array.shape}; the stored value has shape {stored.shape}"
+                )
+            if array.dtype != stored.dtype:
+                raise DTypeMismatchError(
+                    f"kvstore {self._type!r}: push to key {name!r} of a value of dtype "
+                    f"{array.dtype.__name__}; the stored value has dtype {stored.dtype.__name__}"
+                )
+
+    def _merge(self, arrays):
+        """The sum of ``arrays``, a new array on the reduce context, in the order given."""
+        ctx = self._reduce_context(arrays)
+        merged = arrays[0].copyto(ctx)
+        with ctx.backend.device(ctx.device_id):
+            for array in arrays[1:]:
+                merged._data += array.as_in_context(ctx)._data
+        return merged
+
+    def _apply(self, name, merged):
+        if self._updater is None:
+            self._store[name] = merged
+            return
+        stored = self._store[name]
+        if stored.context != merged.context:
+            # the update runs where the sum is, as MXNet moves the weight there
+            stored = self._store[name] = stored.copyto(merged.context)
+        self._updater(name.encode() if isinstance(name, str) else name, merged, stored)
+
+
+KVStoreBase = KVStore
+
+
+def register(klass):
+    """Register a KVStore subclass under its lower-cased class name; returns the class.
+
+    MXNet's ``KVStoreBase.register``: ``create(name)`` then calls ``klass()``;
+    registering a name again replaces it with a warning.
+    """
+    if not (isinstance(klass, type) and issubclass(klass, KVStore)):
+        raise TypeError(f"kvstore register: expected a KVStore subclass, got {klass!r}")
+    registry.add_runtime(FAMILY, klass.__name__.lower(), klass, owner=klass.__module__)
+    return klass
+
+
+KVStore.register = staticmethod(register)
+
+
+def create(name="local"):
+    """A new store of the type registered as ``name`` (case-insensitive), e.g. ``'device'``.
+
+    An unknown name raises ``UnknownNameError`` (a ValueError) listing the
+    known ones. The built-ins are ``local`` and ``device`` (and MXNet's other
+    spellings of them); ``nccl`` and the distributed ``dist_*`` stores are not
+    registered by this release.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"kvstore create: name must be a string such as 'local', got {name!r}")
+    factory = registry.lookup(FAMILY, name)
+    store = factory()
+    if not isinstance(store, KVStore):
+        owner = registry.get_registry(FAMILY).owner(name)
+        raise PluginError(
+            f"kvstore {name!r} (plugin {owner!r}) made a {type(store).__name__}, not a "
+            "rebind.kvstore.KVStore"
+        )
+    return store
