@@ -7,12 +7,11 @@ OpDef the executor uses: one definition, two ways to call it.
 
 import functools
 
-import attrs
-
 from .. import registry
 from ..context import current_context
 from ..errors import ContextMismatchError
-from ..ops.base import OpContext
+from ..ops import FLUENT_METHODS
+from ..ops.base import OpContext, positional_params, split_positional
 from ..ops.params import to_attr_string
 from .ndarray import NDArray
 
@@ -30,25 +29,10 @@ def _split(op, args, kwargs):
     Positional values after the arrays are parameters in the order the op
     declares them, as in MXNet's generated functions (``x.clip(0, 1)``).
     """
-    arrays, position = [], 0
-    for value in args:
-        if isinstance(value, (list, tuple)) and value and isinstance(value[0], NDArray):
-            arrays.extend(value)
-        elif isinstance(value, NDArray):
-            arrays.append(value)
-        else:
-            break
-        position += 1
-    extra = args[position:]
-    fields = [f.name for f in attrs.fields(op.params)]
-    if len(extra) > len(fields):
-        raise TypeError(f"{op.name}: {len(extra)} positional parameters, it has {fields}")
+    arrays, extra = split_positional(op, args, NDArray)
     named = {k: v for k, v in kwargs.items() if isinstance(v, NDArray)}
     params = {k: to_attr_string(v) for k, v in kwargs.items() if k not in named}
-    for field, value in zip(fields, extra, strict=False):
-        if field in params:
-            raise TypeError(f"{op.name}: parameter {field!r} given twice")
-        params[field] = to_attr_string(value)
+    params.update(positional_params(op, extra, params))
     return arrays, named, params
 
 
@@ -57,10 +41,10 @@ def _inputs(op, params, arrays, named):
     unknown = set(named) - set(slots)
     if unknown:
         raise ValueError(f"{op.name}: unknown input {sorted(unknown)[0]!r}; inputs are {slots}")
-    values = list(arrays) + [named[s] for s in slots[len(arrays):] if s in named]
+    values = list(arrays) + [named[s] for s in slots[len(arrays) :] if s in named]
     if len(values) != len(slots):
         raise ValueError(f"{op.name}: takes inputs ({', '.join(slots)}), {len(values)} given")
-    return values[: len(op.arguments(params))], values[len(op.arguments(params)):]
+    return values[: len(op.arguments(params))], values[len(op.arguments(params)) :]
 
 
 def _context(op_name, values):
@@ -84,8 +68,9 @@ def invoke(op_name, args, kwargs):
     params = _parsed(op, tuple(sorted(raw.items())))
     inputs, aux = _inputs(op, params, arrays, named)
     ctx = _context(op.name, inputs + aux) if inputs or aux else _creation_context(ctx_arg)
-    _, out_shapes, _ = op.infer_shapes(params, [a.shape for a in inputs], None,
-                                       [a.shape for a in aux], node=op.name)
+    _, out_shapes, _ = op.infer_shapes(
+        params, [a.shape for a in inputs], None, [a.shape for a in aux], node=op.name
+    )
     op_ctx = OpContext(False, ctx.backend, ctx.device_id, tuple(out_shapes))
     outputs, _ = op.forward(op_ctx, params, [a._data for a in inputs], [a._data for a in aux])
     results = [NDArray(o, ctx) for o in outputs]
@@ -119,23 +104,9 @@ def op_function(op_name, func_name):
     return call
 
 
-# NDArray methods that forward to an operator with the array as first input.
-METHOD_OPS = {
-    name: name for name in (
-        "sum", "mean", "max", "min", "prod", "nansum", "norm", "argmax", "argmin",
-        "argmax_channel", "clip", "sqrt", "rsqrt", "square", "exp", "expm1", "log", "log2",
-        "log10", "log1p", "sign", "round", "floor", "ceil", "trunc", "relu", "sigmoid", "tanh",
-        "softmax", "log_softmax", "transpose", "expand_dims", "squeeze", "flatten", "tile",
-        "repeat", "slice", "slice_axis", "broadcast_to", "broadcast_axes", "one_hot", "pick",
-        "take", "topk", "sort", "argsort", "split", "swapaxes", "reciprocal", "cbrt", "sin",
-        "cos", "tan", "zeros_like", "ones_like", "abs",
-    )
-}
-
-
 def install_methods(cls):
-    """Give NDArray a method per entry of METHOD_OPS (looked up when first called)."""
-    for method, op_name in METHOD_OPS.items():
+    """Give NDArray a method per fluent operator (``x.sum(axis=1)``)."""
+    for method, op_name in FLUENT_METHODS.items():
         if method in cls.__dict__:
             continue
         setattr(cls, method, _method(op_name, method))

@@ -14,9 +14,81 @@ from .base import OpContext, OpDef, known, merge_shape, mismatch
 from .params import ParamError, param
 
 __all__ = [
-    "OpContext", "OpDef", "ParamError", "known", "merge_shape", "mismatch", "param",
-    "contribute", "family_modules",
+    "OpContext",
+    "OpDef",
+    "ParamError",
+    "known",
+    "merge_shape",
+    "mismatch",
+    "param",
+    "contribute",
+    "family_modules",
+    "FLUENT_METHODS",
 ]
+
+
+# Operators that NDArray and Symbol also offer as methods: method name -> operator.
+FLUENT_METHODS = {
+    name: name
+    for name in (
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "prod",
+        "nansum",
+        "norm",
+        "argmax",
+        "argmin",
+        "argmax_channel",
+        "clip",
+        "sqrt",
+        "rsqrt",
+        "square",
+        "exp",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sign",
+        "round",
+        "floor",
+        "ceil",
+        "trunc",
+        "relu",
+        "sigmoid",
+        "tanh",
+        "softmax",
+        "log_softmax",
+        "transpose",
+        "expand_dims",
+        "squeeze",
+        "flatten",
+        "tile",
+        "repeat",
+        "slice",
+        "slice_axis",
+        "broadcast_to",
+        "broadcast_axes",
+        "one_hot",
+        "pick",
+        "take",
+        "topk",
+        "sort",
+        "argsort",
+        "split",
+        "swapaxes",
+        "reciprocal",
+        "cbrt",
+        "sin",
+        "cos",
+        "tan",
+        "zeros_like",
+        "ones_like",
+        "abs",
+    )
+}
 
 
 def family_modules():

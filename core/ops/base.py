@@ -191,5 +191,43 @@ class OpDef:
         return self.infer_type(params, list(in_types), list(out_types), list(aux_types))
 
 
+def split_positional(op, args, array_type):
+    """(leading inputs, remaining values) of a call's positional arguments.
+
+    As in MXNet's generated functions, inputs (``array_type`` values, or lists
+    of them) come first; the values after them are parameters.
+    """
+    inputs, position = [], 0
+    for value in args:
+        if isinstance(value, (list, tuple)) and value and isinstance(value[0], array_type):
+            inputs.extend(value)
+        elif isinstance(value, array_type):
+            inputs.append(value)
+        else:
+            break
+        position += 1
+    for value in args[position:]:
+        if isinstance(value, array_type):
+            raise TypeError(f"{op.name}: inputs must come before parameters")
+    return inputs, args[position:]
+
+
+def positional_params(op, values, given):
+    """{parameter: string} for positional parameter ``values``, in declaration order."""
+    from .params import to_attr_string
+
+    fields = [f.name for f in attrs.fields(op.params)] if attrs.has(op.params) else []
+    if len(values) > len(fields):
+        raise TypeError(
+            f"{op.name}: {len(values)} positional parameters given; its parameters are {fields}"
+        )
+    result = {}
+    for field, value in zip(fields, values, strict=False):
+        if field in given:
+            raise TypeError(f"{op.name}: parameter {field!r} given twice")
+        result[field] = to_attr_string(value)
+    return result
+
+
 def as_dtype_name(dtype):
     return None if dtype is None else np.dtype(dtype).name

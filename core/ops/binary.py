@@ -58,6 +58,34 @@ _RULES = {
     ),
 }
 
+
+def _no_gradient(xp, g, a, b, y):
+    """Comparisons are piecewise constant: MXNet gives their inputs a zero gradient."""
+    return xp.zeros_like(g)
+
+
+def _compare(test):
+    return (lambda xp, a, b: test(a, b), _no_gradient, _no_gradient)
+
+
+# comparisons give 1 or 0 in the inputs' dtype
+_RULES.update(
+    {
+        "equal": _compare(lambda a, b: a == b),
+        "not_equal": _compare(lambda a, b: a != b),
+        "greater": _compare(lambda a, b: a > b),
+        "greater_equal": _compare(lambda a, b: a >= b),
+        "lesser": _compare(lambda a, b: a < b),
+        "lesser_equal": _compare(lambda a, b: a <= b),
+        # modulo takes the sign of the divisor, as Python's % and MXNet's mod do
+        "mod": (
+            lambda xp, a, b: xp.mod(a, b),
+            lambda xp, g, a, b, y: g,
+            lambda xp, g, a, b, y: -g * xp.floor(a / b),
+        ),
+    }
+)
+
 # (MXNet name, rule, aliases) of the equal-shape ops
 _ELEMWISE = [
     ("elemwise_add", "add", ("_add", "_plus", "_Plus")),
@@ -68,6 +96,13 @@ _ELEMWISE = [
     ("_maximum", "maximum", ("_Maximum",)),
     ("_minimum", "minimum", ("_Minimum",)),
     ("_hypot", "hypot", ("_Hypot",)),
+    ("_equal", "equal", ()),
+    ("_not_equal", "not_equal", ()),
+    ("_greater", "greater", ()),
+    ("_greater_equal", "greater_equal", ()),
+    ("_lesser", "lesser", ()),
+    ("_lesser_equal", "lesser_equal", ()),
+    ("_mod", "mod", ("_Mod",)),
 ]
 
 _BROADCAST = [
@@ -78,6 +113,13 @@ _BROADCAST = [
     ("broadcast_power", "power", ()),
     ("broadcast_maximum", "maximum", ()),
     ("broadcast_minimum", "minimum", ()),
+    ("broadcast_equal", "equal", ()),
+    ("broadcast_not_equal", "not_equal", ()),
+    ("broadcast_greater", "greater", ()),
+    ("broadcast_greater_equal", "greater_equal", ()),
+    ("broadcast_lesser", "lesser", ()),
+    ("broadcast_lesser_equal", "lesser_equal", ()),
+    ("broadcast_mod", "mod", ()),
     ("broadcast_hypot", "hypot", ()),
 ]
 

@@ -126,6 +126,30 @@ _TABLE = {
 }
 
 
+def _zero_gradient(xp, g, x, y, s):
+    """Comparisons are piecewise constant: MXNet gives their input a zero gradient."""
+    return xp.zeros_like(g)
+
+
+# comparisons with a number give 1 or 0 in the input's dtype
+_TABLE.update(
+    {
+        "_equal_scalar": ((), lambda xp, x, s: x == s, _zero_gradient),
+        "_not_equal_scalar": ((), lambda xp, x, s: x != s, _zero_gradient),
+        "_greater_scalar": ((), lambda xp, x, s: x > s, _zero_gradient),
+        "_greater_equal_scalar": ((), lambda xp, x, s: x >= s, _zero_gradient),
+        "_lesser_scalar": ((), lambda xp, x, s: x < s, _zero_gradient),
+        "_lesser_equal_scalar": ((), lambda xp, x, s: x <= s, _zero_gradient),
+        "_mod_scalar": (("_ModScalar",), lambda xp, x, s: xp.mod(x, s), _passed),
+        "_rmod_scalar": (
+            ("_RModScalar",),
+            lambda xp, x, s: xp.mod(s, x),
+            lambda xp, g, x, y, s: -g * xp.floor(s / x),
+        ),
+    }
+)
+
+
 def _scalar_op(name, aliases, forward, gradient):
     def run_forward(ctx, p, inputs, aux):
         x, s = scalar_operands(p, inputs[0])

@@ -12,6 +12,8 @@ import numbers
 import numpy as np
 
 from .. import registry
+from ..ops import FLUENT_METHODS
+from ..ops.base import positional_params, split_positional
 from ..ops.params import to_attr_string
 from .graph import Node
 from .names import HIDDEN_KEYS, AttrScope, NameManager, stored_key
@@ -110,7 +112,8 @@ def create(op_name, hint, args, kwargs):
     # lr_mult=..., ctx_group=... given to an op are attributes, as in MXNet
     hidden = {stored_key(k): str(kwargs.pop(k)) for k in list(kwargs) if k in HIDDEN_KEYS}
     inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}
-    positional = _flatten_positional(op.name, args)
+    positional, extra = split_positional(op, args, Symbol)
+    kwargs.update(_positional_values(op, extra, kwargs))
     raw, params, slots = _parse(op, kwargs, inputs, len(positional))
     node_name = NameManager.current().get(name, hint)
     attrs = {**raw, **_scoped_attrs(attr, f"{op.name} {node_name!r}"), **hidden}
@@ -137,20 +140,10 @@ def _parse(op, kwargs, inputs, n_positional):
     return raw, params, slots
 
 
-def _flatten_positional(op_name, args):
-    flat = []
-    for value in args:
-        if isinstance(value, (list, tuple)):
-            flat.extend(value)
-        else:
-            flat.append(value)
-    for value in flat:
-        if not isinstance(value, Symbol):
-            raise TypeError(
-                f"{op_name}: positional arguments must be Symbols, got {value!r}; "
-                "pass parameters by keyword"
-            )
-    return flat
+def _positional_values(op, values, kwargs):
+    """Parameters given positionally after the inputs (``Activation(x, 'relu')``)."""
+    names = positional_params(op, values, kwargs)
+    return dict(zip(names, values, strict=True))
 
 
 def _assign_inputs(op_name, slots, positional, named, node_name, attrs):
@@ -262,6 +255,19 @@ def _install_operators():
     Symbol.__neg__ = lambda self: create("_mul_scalar", "_mulscalar", (self,), {"scalar": -1.0})
     Symbol.__abs__ = lambda self: create("abs", "abs", (self,), {})
     Symbol.__call__ = _compose
+    methods = {**FLUENT_METHODS, "reshape": "Reshape", "astype": "Cast"}
+    for method, op_name in methods.items():
+        if method not in Symbol.__dict__:
+            setattr(Symbol, method, _fluent(op_name, method))
+
+
+def _fluent(op_name, method):
+    def call(self, *args, **kwargs):
+        return create(op_name, op_name.lower(), (self, *args), kwargs)
+
+    call.__name__ = call.__qualname__ = method
+    call.__doc__ = f"``mx.sym.{op_name}(self, ...)``."
+    return call
 
 
 def _compose(self, *args, **kwargs):

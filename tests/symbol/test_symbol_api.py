@@ -231,7 +231,9 @@ def test_hidden_keys_given_to_an_op_become_attributes():
     (lambda x: mx.sym.Activation(mx.sym.split(x, num_outputs=2), act_type="relu"), ValueError,
      "has 2 outputs"),
     (lambda x: mx.sym.Activation(x, data=x, act_type="relu"), ValueError, "given twice"),
-    (lambda x: mx.sym.Activation(3, act_type="relu"), TypeError, "must be Symbols"),
+    # values after the inputs are parameters in declaration order, as in MXNet
+    (lambda x: mx.sym.Activation(3, act_type="relu"), TypeError, "'act_type' given twice"),
+    (lambda x: mx.sym.Activation(x, "relu", x), TypeError, "inputs must come before"),
     (lambda x: mx.sym.FullyConnected(x, num_hidden="abc"), ParamError,
      "FullyConnected: parameter num_hidden='abc'"),
     (lambda x: mx.sym.Activation(x, act_type="bogus"), ParamError, "act_type='bogus'"),
@@ -370,3 +372,38 @@ def test_compose_errors():
 def test_errors_share_the_rebind_base():
     with pytest.raises(RebindError):
         mx.sym.FullyConnected(mx.sym.var("x"), num_hidden="abc")
+
+
+def test_parameters_may_follow_inputs_positionally():
+    x = mx.sym.Variable("x")
+    assert mx.sym.Activation(x, "relu").list_attr() == {"act_type": "relu"}
+    assert mx.sym.Reshape(x, (0, -1)).list_attr()["shape"] == "(0, -1)"
+    with pytest.raises(TypeError, match="positional parameters"):
+        mx.sym.Activation(x, "relu", "extra")
+
+
+def test_fluent_methods_build_the_same_graph_as_functions():
+    x = mx.sym.Variable("x")
+    chained = x.sum(axis=1, keepdims=True).reshape((0, -1)).astype("float16")
+    assert [n["op"] for n in json.loads(chained.tojson())["nodes"]] == [
+        "null", "sum", "Reshape", "Cast"]
+    (arg_shape,), (out_shape,), _ = chained.infer_shape(x=(2, 3))
+    assert arg_shape == (2, 3) and out_shape == (2, 1)
+    assert chained.infer_type(x="float32")[1] == [np.float16]
+
+
+@pytest.mark.parametrize("expression, expected", [
+    (lambda x, y: x == y, lambda a, b: a == b), (lambda x, y: x != y, lambda a, b: a != b),
+    (lambda x, y: x > y, lambda a, b: a > b), (lambda x, y: x >= y, lambda a, b: a >= b),
+    (lambda x, y: x < y, lambda a, b: a < b), (lambda x, y: x <= y, lambda a, b: a <= b),
+    (lambda x, y: x > 1.5, lambda a, b: a > 1.5), (lambda x, y: x % y, np.mod),
+    (lambda x, y: x % 3, lambda a, b: np.mod(a, 3)), (lambda x, y: 7 % x, lambda a, b: 7 % a),
+])
+def test_comparisons_and_modulo_evaluate_like_numpy(expression, expected):
+    a = np.array([[1.0, 4.0], [5.0, -2.0]], dtype=np.float32)
+    b = np.array([[1.0, 2.0], [6.0, -3.0]], dtype=np.float32)
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    symbol = expression(x, y)
+    given = {"x": mx.nd.array(a), "y": mx.nd.array(b)}
+    out = symbol.eval(**{k: v for k, v in given.items() if k in symbol.list_arguments()})[0]
+    np.testing.assert_allclose(out.asnumpy(), expected(a, b).astype(np.float32))
