@@ -1,0 +1,160 @@
+"""Shared pieces of the executor benchmark: threads, models, inputs, timing.
+
+This module is imported by the benchmark itself and by the worker scripts that
+run under other interpreters (MXNet 1.9.1 needs Python 3.8), so it must stay
+Python 3.8 compatible and depend on NumPy only (imported lazily, after the
+thread variables are set).
+"""
+
+import os
+import time
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+# The two benchmarked models: name -> (batch, data shape without batch)
+MODELS = {
+    "mlp": (128, (784,)),
+    "lenet": (64, (1, 28, 28)),
+}
+DESCRIPTIONS = {
+    "mlp": "MLP 784-512-512-10 relu, batch 128",
+    "lenet": "LeNet conv5x5x20-tanh-pool-conv5x5x50-tanh-pool-fc500-tanh-fc10, batch 64",
+}
+SEED = 20240601
+
+
+def configure_threads(threads=None):
+    """Set every BLAS/OpenMP thread variable to one value (before NumPy is imported).
+
+    ``threads`` defaults to ``REBIND_BENCH_THREADS``, else the CPUs this process may use.
+    Returns the number used.
+    """
+    if threads is None:
+        threads = os.environ.get("REBIND_BENCH_THREADS")
+    if threads is None:
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else os.cpu_count()
+    threads = int(threads)
+    for name in THREAD_VARIABLES:
+        os.environ[name] = str(threads)
+    os.environ["REBIND_BENCH_THREADS"] = str(threads)
+    return threads
+
+
+# -- models (the same code builds them for rebind and for MXNet) -------------------------
+
+
+def build_symbol(mx, model):
+    """The symbol of ``model`` ("mlp" or "lenet") with the ``mx.sym`` API of ``mx``."""
+    sym = mx.sym
+    data, label = sym.Variable("data"), sym.Variable("softmax_label")
+    if model == "mlp":
+        net = sym.FullyConnected(data, num_hidden=512, name="fc1")
+        net = sym.Activation(net, act_type="relu", name="relu1")
+        net = sym.FullyConnected(net, num_hidden=512, name="fc2")
+        net = sym.Activation(net, act_type="relu", name="relu2")
+        net = sym.FullyConnected(net, num_hidden=10, name="fc3")
+    elif model == "lenet":
+        net = sym.Convolution(data, kernel=(5, 5), num_filter=20, name="conv1")
+        net = sym.Activation(net, act_type="tanh", name="tanh1")
+        net = sym.Pooling(net, pool_type="max", kernel=(2, 2), stride=(2, 2), name="pool1")
+        net = sym.Convolution(net, kernel=(5, 5), num_filter=50, name="conv2")
+        net = sym.Activation(net, act_type="tanh", name="tanh2")
+        net = sym.Pooling(net, pool_type="max", kernel=(2, 2), stride=(2, 2), name="pool2")
+        net = sym.Flatten(net, name="flatten")
+        net = sym.FullyConnected(net, num_hidden=500, name="fc1")
+        net = sym.Activation(net, act_type="tanh", name="tanh3")
+        net = sym.FullyConnected(net, num_hidden=10, name="fc2")
+    else:
+        raise ValueError(f"unknown model {model!r}")
+    return sym.SoftmaxOutput(net, label, name="softmax")
+
+
+def param_shapes(model):
+    """Parameter name -> shape, in the order MXNet lists the arguments."""
+    if model == "mlp":
+        return {"fc1_weight": (512, 784), "fc1_bias": (512,),
+                "fc2_weight": (512, 512), "fc2_bias": (512,),
+                "fc3_weight": (10, 512), "fc3_bias": (10,)}
+    return {"conv1_weight": (20, 1, 5, 5), "conv1_bias": (20,),
+            "conv2_weight": (50, 20, 5, 5), "conv2_bias": (50,),
+            "fc1_weight": (500, 800), "fc1_bias": (500,),
+            "fc2_weight": (10, 500), "fc2_bias": (10,)}
+
+
+def make_arrays(model, seed=SEED):
+    """Deterministic float32 inputs: data, softmax_label and every parameter (by name).
+
+    ``default_rng`` streams are the same in every NumPy version, so the MXNet
+    and PyTorch workers see exactly these values.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    batch, shape = MODELS[model]
+    arrays = {"data": rng.standard_normal((batch,) + shape).astype(np.float32)}
+    for name, pshape in param_shapes(model).items():
+        if name.endswith("_bias"):
+            values = 0.1 * rng.standard_normal(pshape)
+        else:
+            fan_in = int(np.prod(pshape[1:]))
+            values = rng.standard_normal(pshape) * np.sqrt(1.0 / fan_in)
+        arrays[name] = values.astype(np.float32)
+    arrays["softmax_label"] = rng.integers(0, 10, batch).astype(np.float32)
+    return arrays
+
+
+def grad_request(model):
+    """Parameters get gradients; data and label do not (as Module binds for training)."""
+    request = {name: "write" for name in param_shapes(model)}
+    request["data"] = request["softmax_label"] = "null"
+    return request
+
+
+def fingerprint(prob, label, grads):
+    """Numbers two implementations of the same step must agree on (as plain floats)."""
+    import numpy as np
+
+    prob = np.asarray(prob, dtype=np.float64)
+    picked = prob[np.arange(prob.shape[0]), np.asarray(label).astype(np.int64)]
+    result = {"loss": float(-np.mean(np.log(np.maximum(picked, 1e-30))))}
+    for name in sorted(grads):
+        result[name] = float(np.sqrt(np.sum(np.asarray(grads[name], dtype=np.float64) ** 2)))
+    return result
+
+
+# -- timing ------------------------------------------------------------------------------
+
+
+def time_steps(step, steps, warmup=0):
+    """Wall times (seconds, ``time.perf_counter``) of ``steps`` calls of ``step()``."""
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def time_interleaved(steps_by_name, rounds, steps, warmup):
+    """Times of several step functions, run in alternating rounds (fair against drift).
+
+    Returns name -> list of ``rounds * steps`` step times.
+    """
+    times = {name: [] for name in steps_by_name}
+    for step in steps_by_name.values():
+        time_steps(step, 0, warmup)
+    for _ in range(rounds):
+        for name, step in steps_by_name.items():
+            times[name].extend(time_steps(step, steps))
+    return times
+
+
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return 0.5 * (ordered[middle - 1] + ordered[middle])
