@@ -32,8 +32,9 @@ def configure_threads(threads=None):
     if threads is None:
         threads = os.environ.get("REBIND_BENCH_THREADS")
     if threads is None:
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else os.cpu_count()
+        threads = (
+            len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        )
     threads = int(threads)
     for name in THREAD_VARIABLES:
         os.environ[name] = str(threads)
@@ -73,13 +74,24 @@ def build_symbol(mx, model):
 def param_shapes(model):
     """Parameter name -> shape, in the order MXNet lists the arguments."""
     if model == "mlp":
-        return {"fc1_weight": (512, 784), "fc1_bias": (512,),
-                "fc2_weight": (512, 512), "fc2_bias": (512,),
-                "fc3_weight": (10, 512), "fc3_bias": (10,)}
-    return {"conv1_weight": (20, 1, 5, 5), "conv1_bias": (20,),
-            "conv2_weight": (50, 20, 5, 5), "conv2_bias": (50,),
-            "fc1_weight": (500, 800), "fc1_bias": (500,),
-            "fc2_weight": (10, 500), "fc2_bias": (10,)}
+        return {
+            "fc1_weight": (512, 784),
+            "fc1_bias": (512,),
+            "fc2_weight": (512, 512),
+            "fc2_bias": (512,),
+            "fc3_weight": (10, 512),
+            "fc3_bias": (10,),
+        }
+    return {
+        "conv1_weight": (20, 1, 5, 5),
+        "conv1_bias": (20,),
+        "conv2_weight": (50, 20, 5, 5),
+        "conv2_bias": (50,),
+        "fc1_weight": (500, 800),
+        "fc1_bias": (500,),
+        "fc2_weight": (10, 500),
+        "fc2_bias": (10,),
+    }
 
 
 def make_arrays(model, seed=SEED):

@@ -21,8 +21,12 @@ def run(model, steps, warmup):
     arrays = _common.make_arrays(model)
     batch, shape = _common.MODELS[model]
     symbol = _common.build_symbol(mx, model)
-    exe = symbol.simple_bind(mx.cpu(), grad_req=_common.grad_request(model),
-                             data=(batch,) + shape, softmax_label=(batch,))
+    exe = symbol.simple_bind(
+        mx.cpu(),
+        grad_req=_common.grad_request(model),
+        data=(batch,) + shape,
+        softmax_label=(batch,),
+    )
     for name, value in arrays.items():
         exe.arg_dict[name][:] = value
 
@@ -35,8 +39,11 @@ def run(model, steps, warmup):
     grads = {name: exe.grad_dict[name].asnumpy() for name in _common.param_shapes(model)}
     check = _common.fingerprint(exe.outputs[0].asnumpy(), arrays["softmax_label"], grads)
     times = _common.time_steps(step, steps, warmup)
-    return {"times": times, "check": check,
-            "version": "MXNet " + mx.__version__ + " (numpy " + np.__version__ + ")"}
+    return {
+        "times": times,
+        "check": check,
+        "version": "MXNet " + mx.__version__ + " (numpy " + np.__version__ + ")",
+    }
 
 
 def main(argv):

@@ -65,7 +65,7 @@ def _col2im(dcols, shape, k):
     dx = np.zeros(shape, dtype=dcols.dtype)
     for i in range(k):
         for j in range(k):
-            dx[:, i:i + oh, j:j + ow, :] += dcols[:, :, :, i, j, :]
+            dx[:, i : i + oh, j : j + ow, :] += dcols[:, :, :, i, j, :]
     return dx
 
 

@@ -36,8 +36,10 @@ def run(model, steps, warmup):
     arrays = _common.make_arrays(model)
     data = torch.from_numpy(arrays["data"])
     label = torch.from_numpy(arrays["softmax_label"]).long()
-    params = {name: torch.from_numpy(arrays[name]).requires_grad_()
-              for name in _common.param_shapes(model)}
+    params = {
+        name: torch.from_numpy(arrays[name]).requires_grad_()
+        for name in _common.param_shapes(model)
+    }
 
     def step():
         for value in params.values():

@@ -56,8 +56,9 @@ def rebind_step(model, arrays):
     """A step function running rebind's executor, and the executor."""
     batch, shape = _common.MODELS[model]
     symbol = _common.build_symbol(mx, model)
-    exe = symbol.simple_bind(mx.cpu(), grad_req=_common.grad_request(model),
-                             data=(batch, *shape), softmax_label=(batch,))
+    exe = symbol.simple_bind(
+        mx.cpu(), grad_req=_common.grad_request(model), data=(batch, *shape), softmax_label=(batch,)
+    )
     for name, value in arrays.items():
         exe.arg_dict[name][:] = value
 
@@ -82,8 +83,10 @@ def compare_first_step(model, arrays, exe):
             worst, worst_name = rel, name
     ok = out_diff <= TOLERANCE and worst <= TOLERANCE
     where = f" ({worst_name})" if worst_name else ""
-    return ok, (f"output max|diff| {out_diff:.1e}, gradients max relative diff {worst:.1e}"
-                f"{where}, loss {_loss(prob, arrays):.6f}")
+    return ok, (
+        f"output max|diff| {out_diff:.1e}, gradients max relative diff {worst:.1e}"
+        f"{where}, loss {_loss(prob, arrays):.6f}"
+    )
 
 
 def _loss(prob, arrays):
@@ -120,8 +123,14 @@ def run_worker(script, python, schedule, models):
         rounds, steps, warmup = schedule[model]
         specs.append(f"{model}:{rounds * steps}:{warmup}")
     try:
-        done = subprocess.run([str(python), str(HERE / script), *specs], capture_output=True,
-                              text=True, timeout=600, env=os.environ.copy(), check=False)
+        done = subprocess.run(
+            [str(python), str(HERE / script), *specs],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=os.environ.copy(),
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{script} failed: {exc}"
     if done.returncode != 0:
@@ -147,8 +156,11 @@ def _print_load(when):
     if not hasattr(os, "getloadavg"):
         return
     load, cpus = os.getloadavg()[0], os.cpu_count() or 1
-    warning = "" if load < cpus else (": the machine looks busy, the times may be unreliable "
-                                      "(see the p25-p75 spread)")
+    warning = (
+        ""
+        if load < cpus
+        else (": the machine looks busy, the times may be unreliable (see the p25-p75 spread)")
+    )
     print(f"load average {when}: {load:.2f} on {cpus} CPUs{warning}")
 
 
@@ -156,38 +168,42 @@ def _row(model, label, times, numpy_median, note=""):
     med = _common.median(times) * 1e3
     q = np.percentile(np.asarray(times) * 1e3, [25, 75])
     ratio = f"{med / numpy_median:6.2f}x" if numpy_median else "     -"
-    print(f"{model:<6} {label:<30} {med:9.2f} {q[0]:7.2f}-{q[1]:<7.2f} {min(times) * 1e3:7.2f} "
-          f"{ratio}  {note}")
+    print(
+        f"{model:<6} {label:<30} {med:9.2f} {q[0]:7.2f}-{q[1]:<7.2f} {min(times) * 1e3:7.2f} "
+        f"{ratio}  {note}"
+    )
     return med
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", nargs="+", choices=sorted(_common.MODELS),
-                        default=["mlp", "lenet"])
+    parser.add_argument(
+        "--models", nargs="+", choices=sorted(_common.MODELS), default=["mlp", "lenet"]
+    )
     parser.add_argument("--quick", action="store_true", help="a quarter of the steps")
     parser.add_argument("--no-mxnet", action="store_true")
     parser.add_argument("--no-torch", action="store_true")
     args = parser.parse_args(argv)
-    schedule = {m: (max(r // 4, 2) if args.quick else r, s, w)
-                for m, (r, s, w) in SCHEDULE.items()}
+    schedule = {m: (max(r // 4, 2) if args.quick else r, s, w) for m, (r, s, w) in SCHEDULE.items()}
 
-    print(f"threads: {', '.join(f'{v}={os.environ[v]}' for v in _common.THREAD_VARIABLES)}"
-          f" (torch.set_num_threads({THREADS})); {os.cpu_count()} CPUs")
+    print(
+        f"threads: {', '.join(f'{v}={os.environ[v]}' for v in _common.THREAD_VARIABLES)}"
+        f" (torch.set_num_threads({THREADS})); {os.cpu_count()} CPUs"
+    )
     print(f"Python {platform.python_version()}, NumPy {np.__version__} ({_blas()})")
     _print_load("before")
 
     workers = {}
     for name, script, variable, env_default, module, skip in (
-            ("MXNet", "_mxnet_executor.py", "REBIND_MXNET_PYTHON", "mxenv", None,
-             args.no_mxnet),
-            ("PyTorch", "_torch_step.py", "REBIND_TORCH_PYTHON", "torchenv", "torch",
-             args.no_torch)):
+        ("MXNet", "_mxnet_executor.py", "REBIND_MXNET_PYTHON", "mxenv", None, args.no_mxnet),
+        ("PyTorch", "_torch_step.py", "REBIND_TORCH_PYTHON", "torchenv", "torch", args.no_torch),
+    ):
         if skip:
             print(f"{name}: skipped (--no-{name.lower()})")
             continue
-        python, reason = _interpreter(variable, REPO.parent / env_default / "bin" / "python",
-                                      module)
+        python, reason = _interpreter(
+            variable, REPO.parent / env_default / "bin" / "python", module
+        )
         results = None
         if python is not None:
             results, reason = run_worker(script, python, schedule, args.models)
@@ -201,8 +217,10 @@ def main(argv=None):
     for model in args.models:
         rounds, steps, warmup = schedule[model]
         arrays = _common.make_arrays(model)
-        print(f"\n{model}: {_common.DESCRIPTIONS[model]}; median of {rounds * steps} steps "
-              f"after {warmup} warm-up (forward(is_train=True) + backward())")
+        print(
+            f"\n{model}: {_common.DESCRIPTIONS[model]}; median of {rounds * steps} steps "
+            f"after {warmup} warm-up (forward(is_train=True) + backward())"
+        )
         impls = {"numpy": lambda a=arrays, m=model: _numpy_reference.STEPS[m](a)}
         try:
             impls["rebind"], exe = rebind_step(model, arrays)
@@ -213,34 +231,40 @@ def main(argv=None):
             impls.pop("rebind", None)
         else:
             ok, message = compare_first_step(model, arrays, exe)
-            print(f"  check rebind vs NumPy, first step: {message}: "
-                  f"{'OK' if ok else 'MISMATCH'}")
+            print(f"  check rebind vs NumPy, first step: {message}: {'OK' if ok else 'MISMATCH'}")
             if not ok:
                 failures.append(f"{model}: rebind differs from NumPy")
         for name, results in workers.items():
             rel = compare_fingerprint(model, arrays, results[model]["check"])
             verdict = "OK" if rel <= OTHER_TOLERANCE else "MISMATCH"
-            print(f"  check {name} vs NumPy, first step (loss, gradient norms): max relative "
-                  f"diff {rel:.1e}: {verdict}")
+            print(
+                f"  check {name} vs NumPy, first step (loss, gradient norms): max relative "
+                f"diff {rel:.1e}: {verdict}"
+            )
         times = _common.time_interleaved(impls, rounds, steps, warmup)
 
-        print(f"{'model':<6} {'implementation':<30} {'median ms':>9} {'p25-p75 ms':^15} "
-              f"{'min ms':>7} {'/ NumPy':>7}")
+        print(
+            f"{'model':<6} {'implementation':<30} {'median ms':>9} {'p25-p75 ms':^15} "
+            f"{'min ms':>7} {'/ NumPy':>7}"
+        )
         numpy_median = _common.median(times["numpy"]) * 1e3
         medians = {"numpy": _row(model, "NumPy, hand-written", times["numpy"], numpy_median)}
         if "rebind" in times:
             medians["rebind"] = _row(model, "rebind executor", times["rebind"], numpy_median)
         for name, results in workers.items():
             result = results[model]
-            medians[name] = _row(model, result["version"], result["times"], numpy_median,
-                                 "(separate process)")
+            medians[name] = _row(
+                model, result["version"], result["times"], numpy_median, "(separate process)"
+            )
         summary[model] = medians
 
     if "mlp" in summary and "rebind" in summary["mlp"]:
         ratio = summary["mlp"]["rebind"] / summary["mlp"]["numpy"]
         verdict = "met" if ratio <= MLP_TARGET else "NOT met"
-        print(f"\ntarget: rebind / NumPy <= {MLP_TARGET:.2f}x on the MLP step: "
-              f"{ratio:.2f}x, {verdict}")
+        print(
+            f"\ntarget: rebind / NumPy <= {MLP_TARGET:.2f}x on the MLP step: "
+            f"{ratio:.2f}x, {verdict}"
+        )
     for failure in failures:
         print(f"ERROR: {failure}")
     return 1 if failures else 0

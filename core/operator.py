@@ -107,19 +107,28 @@ class CustomOpProp:
     def infer_shape(self, in_shape):
         """(input shapes, output shapes, aux shapes); by default all as the first input."""
         first = in_shape[0]
-        return (list(in_shape), [first] * len(self.list_outputs()),
-                [first] * len(self.list_auxiliary_states()))
+        return (
+            list(in_shape),
+            [first] * len(self.list_outputs()),
+            [first] * len(self.list_auxiliary_states()),
+        )
 
     def infer_type(self, in_type):
         """(input types, output types, aux types); by default all of the first input's type."""
         first = in_type[0]
-        return (list(in_type), [first] * len(self.list_outputs()),
-                [first] * len(self.list_auxiliary_states()))
+        return (
+            list(in_type),
+            [first] * len(self.list_outputs()),
+            [first] * len(self.list_auxiliary_states()),
+        )
 
     def infer_storage_type(self, in_stype):
         """Storage types; rebind stores every array densely."""
-        return (list(in_stype), ["default"] * len(self.list_outputs()),
-                ["default"] * len(self.list_auxiliary_states()))
+        return (
+            list(in_stype),
+            ["default"] * len(self.list_outputs()),
+            ["default"] * len(self.list_auxiliary_states()),
+        )
 
     def declare_backward_dependency(self, out_grad, in_data, out_data):
         """What ``backward`` reads: the head gradients (if needed), inputs and outputs."""

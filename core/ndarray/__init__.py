@@ -32,10 +32,12 @@ def __getattr__(name):
         try:
             function = op_function(name, name)
         except UnknownNameError as exc:
-            raise AttributeError(f"module 'rebind.ndarray' has no attribute {name!r} ({exc})") \
-                from None
+            raise AttributeError(
+                f"module 'rebind.ndarray' has no attribute {name!r} ({exc})"
+            ) from None
         _functions[name] = function
     return function
+
 
 __all__ = [
     "NDArray",

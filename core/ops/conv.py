@@ -37,8 +37,10 @@ _KEEP_COLUMNS = 1 << 25
 
 def _check_groups(p):
     if p.num_filter % p.num_group:
-        raise ValueError(f"parameter num_filter={p.num_filter} is invalid: it must be a "
-                         f"multiple of num_group={p.num_group}")
+        raise ValueError(
+            f"parameter num_filter={p.num_filter} is invalid: it must be a "
+            f"multiple of num_group={p.num_group}"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -77,14 +79,20 @@ class DeconvolutionParams:
     layout: str = param("str", None, choices=LAYOUTS, optional=True)
 
     def __attrs_post_init__(self):
-        check_window_params("Deconvolution", self, ("stride", "dilate"),
-                            ("pad", "adj", "target_shape"))
+        check_window_params(
+            "Deconvolution", self, ("stride", "dilate"), ("pad", "adj", "target_shape")
+        )
         _check_groups(self)
         stride = self.stride or (1,) * len(self.kernel)
-        if self.adj and not any(self.target_shape) and any(
-                a >= s for a, s in zip(self.adj, stride, strict=True)):
-            raise ValueError(f"parameter adj={self.adj} is invalid: each adj must be smaller "
-                             f"than its stride {stride}")
+        if (
+            self.adj
+            and not any(self.target_shape)
+            and any(a >= s for a, s in zip(self.adj, stride, strict=True))
+        ):
+            raise ValueError(
+                f"parameter adj={self.adj} is invalid: each adj must be smaller "
+                f"than its stride {stride}"
+            )
 
 
 def _arguments(p):
@@ -93,11 +101,19 @@ def _arguments(p):
 
 def _check_data(data, spatial_axes, groups):
     if len(data) != spatial_axes + 2:
-        raise mismatch("data", data, f"(batch, channel, {SPATIAL_NAMES[spatial_axes - 1]})",
-                       f"a {spatial_axes}-D kernel needs {spatial_axes + 2}-D data")
+        raise mismatch(
+            "data",
+            data,
+            f"(batch, channel, {SPATIAL_NAMES[spatial_axes - 1]})",
+            f"a {spatial_axes}-D kernel needs {spatial_axes + 2}-D data",
+        )
     if data[1] and data[1] % groups:
-        raise mismatch("data", data, f"channels divisible by num_group={groups}",
-                       f"{data[1]} channels cannot be split into {groups} groups")
+        raise mismatch(
+            "data",
+            data,
+            f"channels divisible by num_group={groups}",
+            f"{data[1]} channels cannot be split into {groups} groups",
+        )
 
 
 # -- Convolution ---------------------------------------------------------------
@@ -116,14 +132,19 @@ def _conv_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     weight = merge_shape((p.num_filter, data[1] // groups, *kernel), in_shapes[1], "weight")
     for n, k, _, d, pd in geometry:
         if n and d * (k - 1) + 1 > n + 2 * pd:
-            raise mismatch("data", data, f"spatial sizes of at least kernel={kernel}",
-                           f"the dilated kernel ({d * (k - 1) + 1}) exceeds the padded input "
-                           f"({n + 2 * pd})")
+            raise mismatch(
+                "data",
+                data,
+                f"spatial sizes of at least kernel={kernel}",
+                f"the dilated kernel ({d * (k - 1) + 1}) exceeds the padded input ({n + 2 * pd})",
+            )
     out = [conv_out_size(*g) if g[0] else 0 for g in geometry]
     out = merge_shape((data[0], p.num_filter, *out), out_shapes[0], "output")
     # Like MXNet, learn the batch from the output, and sizes along stride-1 axes.
-    spatial = [n or (o + d * (k - 1) - 2 * pd if o and s == 1 else 0)
-               for o, (n, k, s, d, pd) in zip(out[2:], geometry, strict=True)]
+    spatial = [
+        n or (o + d * (k - 1) - 2 * pd if o and s == 1 else 0)
+        for o, (n, k, s, d, pd) in zip(out[2:], geometry, strict=True)
+    ]
     in_shapes[0] = (data[0] or out[0], data[1] or weight[1] * groups, *spatial)
     in_shapes[1] = weight
     return in_shapes, [out], aux_shapes
@@ -159,8 +180,11 @@ def _conv_forward(ctx, p, inputs, aux):
     if not p.no_bias:
         out += inputs[2].astype(work, copy=False)[:, None]
     batch = data.shape[0]
-    out = out.reshape(p.num_filter, *window.out, batch) if batch_last else \
-        out.reshape(p.num_filter, batch, *window.out)
+    out = (
+        out.reshape(p.num_filter, *window.out, batch)
+        if batch_last
+        else out.reshape(p.num_filter, batch, *window.out)
+    )
     out = from_work(xp, out, batch_last)
     saved = _ConvSaved(window, batch_last, xt, w, data.dtype)
     if ctx.is_train and cols.size <= _KEEP_COLUMNS:
@@ -185,12 +209,12 @@ def _conv_backward(ctx, p, saved, out_grads, need_grad):
         # The data gradient's columns have the shape of im2col's: write them over the
         # saved ones (fresh pages cost as much as the product on NumPy); a second
         # backward then rebuilds them.
-        spare = None if cols is None or window.pointwise else cols.reshape(
-            groups, -1, cols.shape[1])
+        spare = (
+            None if cols is None or window.pointwise else cols.reshape(groups, -1, cols.shape[1])
+        )
         saved.cols = None if spare is not None else saved.cols
         dcols = xp.matmul(w.transpose(0, 2, 1), grad, out=spare)
-        dx = col2im(xp, dcols.reshape(-1, dcols.shape[-1]), window, channels, batch,
-                    batch_last)
+        dx = col2im(xp, dcols.reshape(-1, dcols.shape[-1]), window, channels, batch, batch_last)
         grads[0] = from_work(xp, dx, batch_last).astype(saved.dtype, copy=False)
     if not p.no_bias and need_grad[2]:
         grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(saved.dtype)
@@ -221,9 +245,12 @@ def _deconv_pad_adj(p, data_shape):
         if t and n:
             total = s * (n - 1) + d * (k - 1) + 1 - t
             if total < 0 or total % 2 >= s:
-                raise mismatch("data", tuple(data_shape),
-                               f"sizes from which target_shape={p.target_shape} is reachable",
-                               f"axis {i}: a size of {n} cannot give {t}")
+                raise mismatch(
+                    "data",
+                    tuple(data_shape),
+                    f"sizes from which target_shape={p.target_shape} is reachable",
+                    f"axis {i}: a size of {n} cannot give {t}",
+                )
             pads[i], adjs[i] = (total + 1) // 2, total % 2
     return tuple(pads), tuple(adjs)
 
@@ -241,11 +268,12 @@ def _deconv_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     if data is None:
         return in_shapes, out_shapes, aux_shapes
     _check_data(data, len(kernel), groups)
-    in_shapes[1] = merge_shape((data[1], p.num_filter // groups, *kernel), in_shapes[1],
-                               "weight")
+    in_shapes[1] = merge_shape((data[1], p.num_filter // groups, *kernel), in_shapes[1], "weight")
     pad, adj = _deconv_pad_adj(p, data)
-    out = [_deconv_out_size(*g) if g[0] else 0
-           for g in zip(data[2:], kernel, stride, dilate, pad, adj, strict=True)]
+    out = [
+        _deconv_out_size(*g) if g[0] else 0
+        for g in zip(data[2:], kernel, stride, dilate, pad, adj, strict=True)
+    ]
     out = merge_shape((data[0], p.num_filter, *out), out_shapes[0], "output")
     in_shapes[0] = (data[0] or out[0], data[1] or in_shapes[1][0], *data[2:])
     return in_shapes, [out], aux_shapes
@@ -256,8 +284,9 @@ def _deconv_window(p, data_shape):
     kernel, stride, dilate, _ = fill_window_params(p)
     size = data_shape[2:]
     pad, adj = _deconv_pad_adj(p, data_shape)
-    out = tuple(_deconv_out_size(*g)
-                for g in zip(size, kernel, stride, dilate, pad, adj, strict=True))
+    out = tuple(
+        _deconv_out_size(*g) for g in zip(size, kernel, stride, dilate, pad, adj, strict=True)
+    )
     return Window(kernel, stride, dilate, pad, out, tuple(size))
 
 
@@ -270,8 +299,7 @@ def _deconv_forward(ctx, p, inputs, aux):
     xt = xt.reshape(groups, -1, math.prod(window.out) * batch)
     w = weight.astype(work, copy=False).reshape(groups, data.shape[1] // groups, -1)
     cols = xp.matmul(w.transpose(0, 2, 1), xt)
-    out = col2im(xp, cols.reshape(-1, cols.shape[-1]), window, p.num_filter, batch,
-                 batch_last)
+    out = col2im(xp, cols.reshape(-1, cols.shape[-1]), window, p.num_filter, batch, batch_last)
     if not p.no_bias:
         out += inputs[2].astype(work, copy=False).reshape(-1, *(1,) * (out.ndim - 1))
     out = from_work(xp, out, batch_last).astype(data.dtype, copy=False)
@@ -287,8 +315,9 @@ def _deconv_backward(ctx, p, saved, out_grads, need_grad):
     grads = [None] * len(_arguments(p))
     if need_grad[0]:
         dx = xp.matmul(w, dcols)
-        dx = dx.reshape(-1, *window.out, batch) if batch_last else \
-            dx.reshape(-1, batch, *window.out)
+        dx = (
+            dx.reshape(-1, *window.out, batch) if batch_last else dx.reshape(-1, batch, *window.out)
+        )
         grads[0] = from_work(xp, dx, batch_last).astype(dtype, copy=False)
     if need_grad[1]:
         dw = xp.matmul(xt, dcols.transpose(0, 2, 1))

@@ -86,8 +86,9 @@ class Window:
         """Spatial size of the padded input; windows of 'full' pooling may run past the pad."""
         return tuple(
             max(n + 2 * p, (o - 1) * s + e)
-            for n, p, o, s, e in zip(self.size, self.pad, self.out, self.stride, self.extent,
-                                     strict=True)
+            for n, p, o, s, e in zip(
+                self.size, self.pad, self.out, self.stride, self.extent, strict=True
+            )
         )
 
     @property
@@ -98,8 +99,11 @@ class Window:
     @property
     def pointwise(self):
         """A 1x1 kernel, stride 1, no padding: the columns are the input itself."""
-        return all(k == 1 for k in self.kernel) and all(s == 1 for s in self.stride) and \
-            not any(self.pad)
+        return (
+            all(k == 1 for k in self.kernel)
+            and all(s == 1 for s in self.stride)
+            and not any(self.pad)
+        )
 
     def positions(self):
         """Every kernel offset, in row-major order (the order MXNet scans a window)."""
@@ -124,7 +128,7 @@ def _transpose2d(xp, a):
         return xp.ascontiguousarray(a.T)
     out = numpy.empty((cols, rows), a.dtype)
     for start in range(0, rows, _TRANSPOSE_BAND):
-        out[:, start:start + _TRANSPOSE_BAND] = a[start:start + _TRANSPOSE_BAND].T
+        out[:, start : start + _TRANSPOSE_BAND] = a[start : start + _TRANSPOSE_BAND].T
     return out
 
 
@@ -175,7 +179,7 @@ def pad_spatial(xp, a, window, first_axis, fill=0):
     if window.padded == window.size:
         return a
     shape = list(a.shape)
-    shape[first_axis:first_axis + len(window.kernel)] = window.padded
+    shape[first_axis : first_axis + len(window.kernel)] = window.padded
     padded = xp.full(shape, fill, dtype=a.dtype)
     padded[_interior(window, first_axis)] = a
     return padded
@@ -209,13 +213,14 @@ def _window_view(xp, padded, window, batch_last):
     if tricks is None or not hasattr(tricks, "as_strided"):
         return None
     nd = len(window.kernel)
-    spatial = padded.strides[1:1 + nd] if batch_last else padded.strides[2:]
+    spatial = padded.strides[1 : 1 + nd] if batch_last else padded.strides[2:]
     batch = padded.strides[-1] if batch_last else padded.strides[1]
     kernel = tuple(st * d for st, d in zip(spatial, window.dilate, strict=True))
     out = tuple(st * s for st, s in zip(spatial, window.stride, strict=True))
     strides = (padded.strides[0], *kernel, *((*out, batch) if batch_last else (batch, *out)))
-    shape = _column_shape(window, padded.shape[0], padded.shape[-1 if batch_last else 1],
-                          batch_last)
+    shape = _column_shape(
+        window, padded.shape[0], padded.shape[-1 if batch_last else 1], batch_last
+    )
     return tricks.as_strided(padded, shape, strides)
 
 
@@ -249,10 +254,10 @@ def col2im(xp, cols, window, channels, batch, batch_last):
     cols = cols.reshape(_column_shape(window, channels, batch, batch_last))
     first = 1 if batch_last else 2
     if window.pointwise:
-        return cols.reshape((channels, *window.size, batch) if batch_last else
-                            (channels, batch, *window.size))
-    shape = (channels, *window.padded, batch) if batch_last else \
-        (channels, batch, *window.padded)
+        return cols.reshape(
+            (channels, *window.size, batch) if batch_last else (channels, batch, *window.size)
+        )
+    shape = (channels, *window.padded, batch) if batch_last else (channels, batch, *window.padded)
     padded = xp.zeros(shape, dtype=cols.dtype)
     for position in window.positions():
         target = padded[window.taps(position, first)]
@@ -278,8 +283,10 @@ def check_window_params(op_name, params, positive=(), non_negative=()):
     for name in (*positive, *non_negative):
         value = getattr(params, name)
         if value and len(value) != len(kernel):
-            raise ValueError(f"parameter {name}={value} is invalid: it has {len(value)} "
-                             f"dimension(s) but kernel={kernel} has {len(kernel)}")
+            raise ValueError(
+                f"parameter {name}={value} is invalid: it has {len(value)} "
+                f"dimension(s) but kernel={kernel} has {len(kernel)}"
+            )
         floor = 1 if name in positive else 0
         if value and any(v < floor for v in value):
             raise ValueError(f"parameter {name}={value} is invalid: values must be >= {floor}")
@@ -292,8 +299,10 @@ def check_layout(op_name, layout, spatial_axes):
         return
     wanted = CHANNEL_FIRST[spatial_axes - 1]
     if len(layout) != spatial_axes + 2:
-        raise ValueError(f"parameter layout={layout!r} is invalid: a {spatial_axes}-D kernel "
-                         f"works on {wanted} data")
+        raise ValueError(
+            f"parameter layout={layout!r} is invalid: a {spatial_axes}-D kernel "
+            f"works on {wanted} data"
+        )
     if layout != wanted:
         raise NotImplementedError(
             f"{op_name}: layout={layout!r} is not supported; only channel-first layouts "

@@ -47,24 +47,35 @@ class CustomParams:
     @classmethod
     def from_attrs(cls, op_name, raw):
         """Parse string attributes (the ``parse_params`` hook); makes the prop."""
-        values = {k: to_attr_string(v) for k, v in raw.items()
-                  if not (k.startswith("__") and k.endswith("__"))}
+        values = {
+            k: to_attr_string(v)
+            for k, v in raw.items()
+            if not (k.startswith("__") and k.endswith("__"))
+        }
         op_type = values.pop("op_type", None)
         if op_type is None:
             raise ParamError(f"{op_name}: required parameter 'op_type' is missing")
         prop_cls = lookup_prop(op_type)
         if prop_cls is None:
             names = ", ".join(registered_names()) or "none"
-            raise ParamError(f"{op_name}: op_type {op_type!r} is not a registered custom "
-                             f"operator; registered with mx.operator.register: {names}")
+            raise ParamError(
+                f"{op_name}: op_type {op_type!r} is not a registered custom "
+                f"operator; registered with mx.operator.register: {names}"
+            )
         try:
             prop = prop_cls(**values)
         except (TypeError, ValueError) as exc:
-            raise ParamError(f"{op_name}: op_type {op_type!r}: {prop_cls.__name__}"
-                             f"(**{values}) failed: {exc}") from exc
-        return cls(op_type, tuple(values.items()), prop,
-                   tuple(prop.list_arguments()), tuple(prop.list_outputs()),
-                   tuple(prop.list_auxiliary_states()))
+            raise ParamError(
+                f"{op_name}: op_type {op_type!r}: {prop_cls.__name__}(**{values}) failed: {exc}"
+            ) from exc
+        return cls(
+            op_type,
+            tuple(values.items()),
+            prop,
+            tuple(prop.list_arguments()),
+            tuple(prop.list_outputs()),
+            tuple(prop.list_auxiliary_states()),
+        )
 
 
 def _who(p):
@@ -74,13 +85,16 @@ def _who(p):
 def _split(p, what, result, counts):
     """The (inputs, outputs, aux) lists a prop's infer_* returned, checked for length."""
     if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):
-        raise CustomOpError(f"{_who(p)}: {what} must return (inputs, outputs[, aux]), "
-                            f"got {result!r}")
+        raise CustomOpError(
+            f"{_who(p)}: {what} must return (inputs, outputs[, aux]), got {result!r}"
+        )
     parts = [list(part) for part in result] + ([[]] if len(result) == 2 else [])
     for part, count, kind in zip(parts, counts, ("input", "output", "aux"), strict=True):
         if len(part) != count:
-            raise CustomOpError(f"{_who(p)}: {what} returned {len(part)} {kind} entries, "
-                                f"expected {count}: {result!r}")
+            raise CustomOpError(
+                f"{_who(p)}: {what} returned {len(part)} {kind} entries, "
+                f"expected {count}: {result!r}"
+            )
     return parts
 
 
@@ -101,16 +115,24 @@ def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
     except Exception as exc:
         if not complete:
             return in_shapes, out_shapes, aux_shapes
-        raise ShapeError(f"{_who(p)}: infer_shape({[list(s) for s in in_shapes]}) failed: "
-                         f"{type(exc).__name__}: {exc}") from exc
+        raise ShapeError(
+            f"{_who(p)}: infer_shape({[list(s) for s in in_shapes]}) failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
     counts = (len(in_shapes), len(out_shapes), len(aux_shapes))
     ins, outs, auxs = _split(p, "infer_shape", result, counts)
-    ins = [merge_shape(_as_shape(s), given, name)
-           for s, given, name in zip(ins, in_shapes, p.arguments, strict=True)]
-    outs = [merge_shape(_as_shape(s), given, name)
-            for s, given, name in zip(outs, out_shapes, p.outputs, strict=True)]
-    auxs = [merge_shape(_as_shape(s), given, name)
-            for s, given, name in zip(auxs, aux_shapes, p.aux_states, strict=True)]
+    ins = [
+        merge_shape(_as_shape(s), given, name)
+        for s, given, name in zip(ins, in_shapes, p.arguments, strict=True)
+    ]
+    outs = [
+        merge_shape(_as_shape(s), given, name)
+        for s, given, name in zip(outs, out_shapes, p.outputs, strict=True)
+    ]
+    auxs = [
+        merge_shape(_as_shape(s), given, name)
+        for s, given, name in zip(auxs, aux_shapes, p.aux_states, strict=True)
+    ]
     return ins, outs, auxs
 
 
@@ -127,13 +149,16 @@ def _infer_type(p, in_types, out_types, aux_types):
     except Exception as exc:
         if any(t is None for t in in_types):
             return in_types, out_types, aux_types
-        raise CustomOpError(f"{_who(p)}: infer_type({query}) failed: "
-                            f"{type(exc).__name__}: {exc}") from exc
+        raise CustomOpError(
+            f"{_who(p)}: infer_type({query}) failed: {type(exc).__name__}: {exc}"
+        ) from exc
     counts = (len(in_types), len(out_types), len(aux_types))
     parts = _split(p, "infer_type", result, counts)
     given = (in_types, out_types, aux_types)
-    return tuple([g if g is not None else _type_name(t) for t, g in zip(part, old, strict=True)]
-                 for part, old in zip(parts, given, strict=True))
+    return tuple(
+        [g if g is not None else _type_name(t) for t, g in zip(part, old, strict=True)]
+        for part, old in zip(parts, given, strict=True)
+    )
 
 
 def _operator_for(ctx, p, context, inputs, aux):
@@ -147,16 +172,20 @@ def _operator_for(ctx, p, context, inputs, aux):
     n = len(inputs)
     out_shapes = ctx.out_shapes
     if not (out_shapes and all(known(s) for s in out_shapes)):
-        _, out_shapes, _ = _infer_shape(p, shapes[:n], [None] * len(p.outputs),
-                                        [None] * len(p.aux_states))
+        _, out_shapes, _ = _infer_shape(
+            p, shapes[:n], [None] * len(p.outputs), [None] * len(p.aux_states)
+        )
     if not all(known(s) for s in out_shapes):
-        raise ShapeError(f"{_who(p)}: cannot infer the output shapes from input shapes "
-                         f"{shapes[:n]} (got {out_shapes})")
+        raise ShapeError(
+            f"{_who(p)}: cannot infer the output shapes from input shapes "
+            f"{shapes[:n]} (got {out_shapes})"
+        )
     _, out_types, _ = _infer_type(p, dtypes[:n], [None] * len(p.outputs), dtypes[n:])
     fallback = dtypes[0] if dtypes else "float32"
     out_types = [t or fallback for t in out_types]
-    op = p.prop.create_operator(str(context), [list(s) for s in shapes],
-                                [np.dtype(t).type for t in dtypes])
+    op = p.prop.create_operator(
+        str(context), [list(s) for s in shapes], [np.dtype(t).type for t in dtypes]
+    )
     if not isinstance(op, CustomOp):
         raise CustomOpError(f"{_who(p)}: create_operator returned {op!r}, not a CustomOp")
     entry = p.operators[key] = (op, [tuple(s) for s in out_shapes], out_types)
@@ -169,22 +198,36 @@ def _forward(ctx, p, inputs, aux):
     op, out_shapes, out_types = _operator_for(ctx, p, context, inputs, aux)
     in_data = [NDArray(a, context) for a in inputs]
     aux_data = [NDArray(a, context) for a in aux]
-    out_data = [NDArray(backend.zeros(s, t, ctx.device_id), context)
-                for s, t in zip(out_shapes, out_types, strict=True)]
-    op.forward(is_train=ctx.is_train, req=["write"] * len(out_data), in_data=in_data,
-               out_data=out_data, aux=aux_data)
+    out_data = [
+        NDArray(backend.zeros(s, t, ctx.device_id), context)
+        for s, t in zip(out_shapes, out_types, strict=True)
+    ]
+    op.forward(
+        is_train=ctx.is_train,
+        req=["write"] * len(out_data),
+        in_data=in_data,
+        out_data=out_data,
+        aux=aux_data,
+    )
     return [o._data for o in out_data], (op, context, in_data, out_data, aux_data)
 
 
 def _backward(ctx, p, saved, out_grads, need_grad):
     op, context, in_data, out_data, aux_data = saved
     backend = ctx.backend
-    in_grad = [NDArray(backend.zeros(a.shape, a._data.dtype, ctx.device_id), context)
-               for a in in_data]
+    in_grad = [
+        NDArray(backend.zeros(a.shape, a._data.dtype, ctx.device_id), context) for a in in_data
+    ]
     out_grad = [NDArray(g, context) for g in out_grads]
     req = ["write" if needed else "null" for needed in need_grad]
-    op.backward(req=req, out_grad=out_grad, in_data=in_data, out_data=out_data,
-                in_grad=in_grad, aux=aux_data)
+    op.backward(
+        req=req,
+        out_grad=out_grad,
+        in_data=in_data,
+        out_data=out_data,
+        in_grad=in_grad,
+        aux=aux_data,
+    )
     return [g._data if needed else None for g, needed in zip(in_grad, need_grad, strict=True)]
 
 
@@ -200,7 +243,7 @@ CUSTOM = OpDef(
     backward=_backward,
     is_loss=True,
     doc="An operator written in Python: a CustomOpProp registered with "
-        "mx.operator.register(op_type); other keywords reach the prop as strings.",
+    "mx.operator.register(op_type); other keywords reach the prop as strings.",
 )
 
 OPS = [CUSTOM]

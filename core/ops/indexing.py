@@ -252,8 +252,9 @@ ONE_HOT = OpDef(
 class EmbeddingParams:
     input_dim: int = param("int", validator=positive)
     output_dim: int = param("int", validator=positive)
-    dtype: str = param("dtype", "float32",
-                       choices=("float32", "float64", "float16", "uint8", "int32"))
+    dtype: str = param(
+        "dtype", "float32", choices=("float32", "float64", "float16", "uint8", "int32")
+    )
     # row_sparse gradients hold the same values; rebind returns them dense
     sparse_grad: bool = param("bool", False)
 
@@ -284,8 +285,9 @@ def _embedding_backward(ctx, p, saved, out_grads, need_grad):
     positions, data, dtype = saved
     grad_weight = None
     if need_grad[1]:
-        grad_weight = _gather_rows_backward(ctx, out_grads[0], positions, p.input_dim,
-                                            (1, p.output_dim), dtype)
+        grad_weight = _gather_rows_backward(
+            ctx, out_grads[0], positions, p.input_dim, (1, p.output_dim), dtype
+        )
         grad_weight = grad_weight.reshape(p.input_dim, p.output_dim)
     return [_index_grad(ctx, data, need_grad[0]), grad_weight]
 

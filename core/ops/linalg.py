@@ -49,8 +49,12 @@ def _dot_infer_shape(p, in_shapes, out_shapes, aux_shapes):
         axis = -1 if p.transpose_b else 0
         expected = list(rhs)
         expected[axis] = lhs_inner
-        raise mismatch("rhs", tuple(rhs), tuple(expected),
-                       f"dot contracts {lhs_inner} columns of lhs with {rhs_inner} rows of rhs")
+        raise mismatch(
+            "rhs",
+            tuple(rhs),
+            tuple(expected),
+            f"dot contracts {lhs_inner} columns of lhs with {rhs_inner} rows of rhs",
+        )
     out_shapes[0] = merge_shape(lhs_kept + rhs_kept or (1,), out_shapes[0])
     return in_shapes, out_shapes, aux_shapes
 
@@ -130,11 +134,17 @@ def _batch_dot_backward(ctx, p, saved, out_grads, need_grad):
     xp, (a, b), g = ctx.xp, saved, out_grads[0]
     grads = [None, None]
     if need_grad[0]:
-        grads[0] = (xp.matmul(b, xp.swapaxes(g, -1, -2)) if p.transpose_a
-                    else xp.matmul(g, xp.swapaxes(b, -1, -2)))
+        grads[0] = (
+            xp.matmul(b, xp.swapaxes(g, -1, -2))
+            if p.transpose_a
+            else xp.matmul(g, xp.swapaxes(b, -1, -2))
+        )
     if need_grad[1]:
-        grads[1] = (xp.matmul(xp.swapaxes(g, -1, -2), a) if p.transpose_b
-                    else xp.matmul(xp.swapaxes(a, -1, -2), g))
+        grads[1] = (
+            xp.matmul(xp.swapaxes(g, -1, -2), a)
+            if p.transpose_b
+            else xp.matmul(xp.swapaxes(a, -1, -2), g)
+        )
     return grads
 
 

@@ -158,8 +158,10 @@ def _bn_backward(ctx, p, saved, out_grads, need_grad):
 
 
 # MXNet's BatchNorm gives its moving-statistics variables these initializers on compose
-_BN_INPUT_INITS = {"moving_mean": {"__init__": '["zero", {}]'},
-                   "moving_var": {"__init__": '["one", {}]'}}
+_BN_INPUT_INITS = {
+    "moving_mean": {"__init__": '["zero", {}]'},
+    "moving_var": {"__init__": '["one", {}]'},
+}
 
 BATCH_NORM = OpDef(
     name="BatchNorm",

@@ -45,8 +45,12 @@ def _layout(axis, shape):
 def _chosen_k(k, count, shape):
     chosen = count if k <= 0 else k  # k < 1 asks for a full sort
     if count and not 1 <= chosen <= count:
-        raise mismatch("data", tuple(shape), f"at least {chosen} elements along the axis",
-                       f"k={k} exceeds {count}")
+        raise mismatch(
+            "data",
+            tuple(shape),
+            f"at least {chosen} elements along the axis",
+            f"k={k} exceeds {count}",
+        )
     return chosen
 
 

@@ -28,8 +28,14 @@ import numpy as np
 from ..errors import RebindError
 
 __all__ = [
-    "REQUIRED", "ParamError", "param", "parse_params", "to_attr_string", "NoParams",
-    "positive", "non_negative",
+    "REQUIRED",
+    "ParamError",
+    "param",
+    "parse_params",
+    "to_attr_string",
+    "NoParams",
+    "positive",
+    "non_negative",
 ]
 
 REQUIRED = attrs.NOTHING

@@ -51,11 +51,14 @@ class PoolingParams:
         elif self.layout:
             check_layout("Pooling", self.layout, len(self.layout) - 2)
         if self.pool_type == "lp" and self.p_value not in (1, 2, 3):
-            raise ValueError(f"parameter p_value={self.p_value} is invalid: lp pooling "
-                             f"needs p_value 1, 2 or 3")
+            raise ValueError(
+                f"parameter p_value={self.p_value} is invalid: lp pooling needs p_value 1, 2 or 3"
+            )
         if self.pooling_convention == "same" and any(self.pad):
-            raise ValueError(f"parameter pad={self.pad} is invalid: pooling_convention='same' "
-                             f"computes its own padding")
+            raise ValueError(
+                f"parameter pad={self.pad} is invalid: pooling_convention='same' "
+                f"computes its own padding"
+            )
 
 
 def _hidden_outputs(p):
@@ -74,12 +77,21 @@ def _out_size(convention, n, k, s, pad):
 def _check_data(p, data):
     axes = len(p.kernel) if p.kernel and not p.global_pool else len(data) - 2
     if not 1 <= axes <= 3 or len(data) != axes + 2:
-        raise mismatch("data", data, "3-D to 5-D (batch, channel, spatial...)" if p.global_pool
-                       else f"(batch, channel, {SPATIAL_NAMES[axes - 1]})",
-                       f"pooling needs {axes + 2}-D data")
+        raise mismatch(
+            "data",
+            data,
+            "3-D to 5-D (batch, channel, spatial...)"
+            if p.global_pool
+            else f"(batch, channel, {SPATIAL_NAMES[axes - 1]})",
+            f"pooling needs {axes + 2}-D data",
+        )
     if p.pooling_convention == "same" and len(data) != 3:
-        raise mismatch("data", data, "(batch, channel, width)",
-                       "pooling_convention='same' supports 1-D pooling only")
+        raise mismatch(
+            "data",
+            data,
+            "(batch, channel, width)",
+            "pooling_convention='same' supports 1-D pooling only",
+        )
 
 
 def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
@@ -93,10 +105,16 @@ def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
         kernel, stride, _, pad = fill_window_params(p)
         for n, k, pd in zip(data[2:], kernel, pad, strict=True):
             if n and k > n + 2 * pd:
-                raise mismatch("data", data, f"spatial sizes of at least kernel={kernel}",
-                               f"kernel size {k} exceeds the padded input ({n + 2 * pd})")
-        spatial = [_out_size(p.pooling_convention, *g) if g[0] else 0
-                   for g in zip(data[2:], kernel, stride, pad, strict=True)]
+                raise mismatch(
+                    "data",
+                    data,
+                    f"spatial sizes of at least kernel={kernel}",
+                    f"kernel size {k} exceeds the padded input ({n + 2 * pd})",
+                )
+        spatial = [
+            _out_size(p.pooling_convention, *g) if g[0] else 0
+            for g in zip(data[2:], kernel, stride, pad, strict=True)
+        ]
     out = merge_shape((data[0], data[1], *spatial), out_shapes[0], "output")
     in_shapes[0] = (out[0], out[1], *data[2:])
     return in_shapes, [out], aux_shapes
@@ -104,8 +122,9 @@ def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
 
 def _window(p, size):
     kernel, stride, dilate, pad = fill_window_params(p)
-    out = tuple(_out_size(p.pooling_convention, *g)
-                for g in zip(size, kernel, stride, pad, strict=True))
+    out = tuple(
+        _out_size(p.pooling_convention, *g) for g in zip(size, kernel, stride, pad, strict=True)
+    )
     return Window(kernel, stride, dilate, pad, tuple(size), out)
 
 
@@ -126,8 +145,9 @@ def _avg_divisor(ctx, p, window, dtype):
     with count_include_pad=False also at the data border."""
     include = p.count_include_pad is None or p.count_include_pad
     divisor = numpy.ones((), dtype=numpy.float64)
-    for n, k, s, pad, o in zip(window.size, window.kernel, window.stride, window.pad,
-                               window.out, strict=True):
+    for n, k, s, pad, o in zip(
+        window.size, window.kernel, window.stride, window.pad, window.out, strict=True
+    ):
         start = numpy.arange(o) * s - pad
         end = numpy.minimum(start + k, n + pad)
         count = end - start if include else numpy.minimum(end, n) - numpy.maximum(start, 0)
@@ -204,8 +224,9 @@ def _spread_backward(ctx, p, padded, out, grad, window, dx, work):
 def _window_backward(ctx, p, padded, out, grad, window, work):
     xp = ctx.xp
     tiled = not window.overlapping and all(
-        o * s == n and s == e for o, s, n, e in
-        zip(window.out, window.stride, window.padded, window.extent, strict=True))
+        o * s == n and s == e
+        for o, s, n, e in zip(window.out, window.stride, window.padded, window.extent, strict=True)
+    )
     # Where the windows tile the input every element is written; elsewhere gaps stay 0.
     dx = (xp.empty if tiled else xp.zeros)(padded.shape, dtype=work)
     if p.pool_type == "max":
@@ -225,8 +246,11 @@ def _global_forward(ctx, p, x, work):
     values = x.astype(work, copy=False)
     if p.pool_type == "lp":
         values = _power(values, p.p_value)
-    out = values.mean(axis=axes, keepdims=True) if p.pool_type == "avg" else \
-        values.sum(axis=axes, keepdims=True)
+    out = (
+        values.mean(axis=axes, keepdims=True)
+        if p.pool_type == "avg"
+        else values.sum(axis=axes, keepdims=True)
+    )
     if p.pool_type == "lp":
         out = _root(xp, out, p.p_value)
     return out.astype(x.dtype, copy=False)

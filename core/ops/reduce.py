@@ -208,8 +208,9 @@ def _norm_forward(ctx, p, inputs, aux):
     xp, x = ctx.xp, inputs[0]
     axes = reduced_axes(p.axis, False, x.ndim)
     # integers are normed in float64; float16 in float32 (squares overflow float16)
-    wide = x.astype(xp.float64 if x.dtype.kind in "iub" else accumulation_dtype(xp, x.dtype),
-                    copy=False)
+    wide = x.astype(
+        xp.float64 if x.dtype.kind in "iub" else accumulation_dtype(xp, x.dtype), copy=False
+    )
     if p.ord == 1:
         kept = xp.sum(xp.abs(wide), axis=axes, keepdims=True)
     else:

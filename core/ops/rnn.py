@@ -156,8 +156,12 @@ def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
     if data is None:
         return in_shapes, out_shapes, aux_shapes
     if len(data) != 3:
-        raise mismatch("data", tuple(data), "(sequence_length, batch, input_size)",
-                       "RNN data must be 3-D, layout TNC")
+        raise mismatch(
+            "data",
+            tuple(data),
+            "(sequence_length, batch, input_size)",
+            "RNN data must be 3-D, layout TNC",
+        )
     steps, batch, width = data
     state = (p.num_layers * p.directions, batch, p.state_size)
     if width:
@@ -171,8 +175,9 @@ def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
     if not batch:  # batch size learned from the states or the output
         learned = next((s[1] for s in (*in_shapes[2:], *out_shapes) if s and s[1]), 0)
         if learned:
-            return _infer_shape(p, [(steps, learned, width), *in_shapes[1:]], out_shapes,
-                                aux_shapes)
+            return _infer_shape(
+                p, [(steps, learned, width), *in_shapes[1:]], out_shapes, aux_shapes
+            )
     return in_shapes, out_shapes, aux_shapes
 
 
@@ -197,9 +202,15 @@ def _layer_forward(xp, p, x, weights, h0, c0):
     finals, caches = [], []
     for d, w in enumerate(weights):
         h, c, cache = cell.forward(
-            xp, xg[:, :, d * rows : (d + 1) * rows], w.wh, w.bh, h0[d],
-            None if c0 is None else c0[d], y[:, :, d * hidden : (d + 1) * hidden],
-            d == 1, p.clip,
+            xp,
+            xg[:, :, d * rows : (d + 1) * rows],
+            w.wh,
+            w.bh,
+            h0[d],
+            None if c0 is None else c0[d],
+            y[:, :, d * hidden : (d + 1) * hidden],
+            d == 1,
+            p.clip,
         )
         finals.append((h, c))
         caches.append(cache)
@@ -225,7 +236,8 @@ def _rnn_forward(ctx, p, inputs, aux):
         rows = slice(layer * n_dir, (layer + 1) * n_dir)
         weights = [_views(flat, s) for s in slots[rows]]
         y, finals, cache = _layer_forward(
-            xp, p, x, weights, state[rows], None if cell is None else cell[rows])
+            xp, p, x, weights, state[rows], None if cell is None else cell[rows]
+        )
         hy += [h for h, _ in finals]
         cy += [c for _, c in finals]
         mask = None
@@ -266,8 +278,16 @@ def _layer_backward(xp, p, layer_saved, h0, c0, dy, dhy, dcy, grads, need_dx):
     for d, (w, g) in enumerate(zip(weights, grads, strict=True)):
         cols = slice(d * hidden, (d + 1) * hidden)
         dhg, dh, dc = cell.backward(
-            xp, caches[d], w.wh, h0[d], None if c0 is None else c0[d], y[:, :, cols],
-            dy[:, :, cols], dhy[d], None if dcy is None else dcy[d], d == 1,
+            xp,
+            caches[d],
+            w.wh,
+            h0[d],
+            None if c0 is None else c0[d],
+            y[:, :, cols],
+            dy[:, :, cols],
+            dhy[d],
+            None if dcy is None else dcy[d],
+            d == 1,
             dxg[:, :, d * rows : (d + 1) * rows],
         )
         dh0.append(dh)
@@ -305,8 +325,17 @@ def _rnn_backward(ctx, p, saved, out_grads, need_grad):
         rows = slice(layer * n_dir, (layer + 1) * n_dir)
         grads = [None if dflat is None else _views(dflat, s) for s in slots[rows]]
         dx, dh0, dc0 = _layer_backward(
-            xp, p, layers[layer], state[rows], None if cell is None else cell[rows], dy,
-            dhy[rows], None if dcy is None else dcy[rows], grads, layer > 0 or need_grad[0])
+            xp,
+            p,
+            layers[layer],
+            state[rows],
+            None if cell is None else cell[rows],
+            dy,
+            dhy[rows],
+            None if dcy is None else dcy[rows],
+            grads,
+            layer > 0 or need_grad[0],
+        )
         dstate[rows], dcell[rows] = dh0, dc0
         if layer > 0:
             mask = layers[layer - 1][4]

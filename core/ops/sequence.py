@@ -60,8 +60,9 @@ def _arguments(p):
 
 def _check_rank(data):
     if data is not None and len(data) < 2:
-        raise mismatch("data", tuple(data), "(time, batch, ...)",
-                       "sequence data must have rank 2 or more")
+        raise mismatch(
+            "data", tuple(data), "(time, batch, ...)", "sequence data must have rank 2 or more"
+        )
 
 
 def _lengths_shape(p, data, in_shapes):

@@ -27,8 +27,12 @@ def normalize_axis(axis, ndim, shape, argument="data", extra=0):
     """
     limit = ndim + extra
     if not -limit <= axis < limit:
-        raise mismatch(argument, tuple(shape), f"an array for which axis {axis} exists",
-                       f"axis {axis} is out of range for {ndim} dims")
+        raise mismatch(
+            argument,
+            tuple(shape),
+            f"an array for which axis {axis} exists",
+            f"axis {axis} is out of range for {ndim} dims",
+        )
     return axis % limit
 
 
@@ -69,8 +73,12 @@ def _partial_reshape(source, spec):
 
     def dim(i):
         if i >= len(source):
-            raise mismatch("data", tuple(source), f"at least {i + 1} dims",
-                           f"reshape spec {spec} needs more input dims")
+            raise mismatch(
+                "data",
+                tuple(source),
+                f"at least {i + 1} dims",
+                f"reshape spec {spec} needs more input dims",
+            )
         return source[i]
 
     while j < len(spec):
@@ -94,8 +102,12 @@ def _partial_reshape(source, spec):
             out.extend((first, second))
             src, j = src + 1, j + 2
         else:
-            raise mismatch("data", tuple(source), "a valid reshape spec",
-                           f"code {code} is invalid or incomplete in {spec}")
+            raise mismatch(
+                "data",
+                tuple(source),
+                "a valid reshape spec",
+                f"code {code} is invalid or incomplete in {spec}",
+            )
         j += 1
     return tuple(0 if d == -1 else d for d in out)
 
@@ -122,8 +134,12 @@ def _reshape_legacy(p, source):
         rest = math.prod(d for i, d in enumerate(out) if i != zeros[0])
         out[zeros[0]] = math.prod(source) // rest if rest else 0
     if known(source) and known(out) and math.prod(out) != math.prod(source):
-        raise mismatch("data", tuple(source), f"{math.prod(out)} elements",
-                       f"target_shape {tuple(out)} does not fit")
+        raise mismatch(
+            "data",
+            tuple(source),
+            f"{math.prod(out)} elements",
+            f"target_shape {tuple(out)} does not fit",
+        )
     return tuple(out)
 
 
@@ -143,8 +159,12 @@ def _reshape_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     if out is not None and known(out):
         in_shapes[0] = _fill_single_unknown(data, math.prod(out))
         if known(in_shapes[0]) and math.prod(in_shapes[0]) != math.prod(out):
-            raise mismatch("data", tuple(in_shapes[0]), f"{math.prod(out)} elements",
-                           f"the output has shape {out}")
+            raise mismatch(
+                "data",
+                tuple(in_shapes[0]),
+                f"{math.prod(out)} elements",
+                f"the output has shape {out}",
+            )
     return in_shapes, [out], aux_shapes
 
 
@@ -152,8 +172,10 @@ def _reshape_forward(ctx, p, inputs, aux):
     data = inputs[0]
     target = reshape_target(p, data.shape)
     if target is None:
-        raise ShapeError("Reshape: neither shape nor target_shape is given; the output shape "
-                         "can only come from shape inference, which the forward pass lacks")
+        raise ShapeError(
+            "Reshape: neither shape nor target_shape is given; the output shape "
+            "can only come from shape inference, which the forward pass lacks"
+        )
     return [data.reshape(target)], data.shape
 
 
@@ -212,8 +234,12 @@ def _transpose_axes(p, ndim, shape):
         return tuple(range(ndim - 1, -1, -1))
     perm = tuple(a + ndim if a < 0 else a for a in p.axes)
     if sorted(perm) != list(range(ndim)):
-        raise mismatch("data", tuple(shape), f"{len(p.axes)} dims to permute with axes {p.axes}",
-                       "axes must be a permutation of the input's axes")
+        raise mismatch(
+            "data",
+            tuple(shape),
+            f"{len(p.axes)} dims to permute with axes {p.axes}",
+            "axes must be a permutation of the input's axes",
+        )
     return perm
 
 

@@ -65,11 +65,17 @@ def _concat_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     if out[axis] and len(missing) == 1:  # the one unknown input size follows from the output
         rest = out[axis] - sum(sizes)
         if rest <= 0:
-            raise mismatch(names[missing[0]], in_shapes[missing[0]], f"size > 0 at axis {axis}",
-                           f"the output has {out[axis]} there")
+            raise mismatch(
+                names[missing[0]],
+                in_shapes[missing[0]],
+                f"size > 0 at axis {axis}",
+                f"the output has {out[axis]} there",
+            )
         sizes[missing[0]] = rest
-    ins = [merge_shape(_with(common, axis, size), s, name)
-           for name, s, size in zip(names, in_shapes, sizes, strict=True)]
+    ins = [
+        merge_shape(_with(common, axis, size), s, name)
+        for name, s, size in zip(names, in_shapes, sizes, strict=True)
+    ]
     return ins, [out], aux_shapes
 
 
@@ -124,8 +130,9 @@ def _stack_infer_shape(p, in_shapes, out_shapes, aux_shapes):
         common = merge_shape(common, shape, name)
     if out is not None:
         if len(out) != ndim + 1 or out[axis] not in (0, p.num_args):
-            raise mismatch("output", tuple(out), f"{p.num_args} at axis {axis} of a "
-                           f"{ndim + 1}-d shape")
+            raise mismatch(
+                "output", tuple(out), f"{p.num_args} at axis {axis} of a {ndim + 1}-d shape"
+            )
         common = merge_shape(common, _without(out, axis), "output")
     out = (*common[:axis], p.num_args, *common[axis:])
     return [common] * p.num_args, [out], aux_shapes
@@ -138,8 +145,9 @@ def _stack_forward(ctx, p, inputs, aux):
 
 def _stack_backward(ctx, p, saved, out_grads, need_grad):
     axis, grad = saved, out_grads[0]
-    return [grad[(slice(None),) * axis + (i,)] if needed else None
-            for i, needed in enumerate(need_grad)]
+    return [
+        grad[(slice(None),) * axis + (i,)] if needed else None for i, needed in enumerate(need_grad)
+    ]
 
 
 STACK = OpDef(
@@ -171,12 +179,20 @@ def _slice_channel_outputs(p):
 def _piece_shape(p, data, axis):
     size, count = data[axis], p.num_outputs
     if size and size % count:
-        raise mismatch("data", tuple(data), f"a multiple of {count} at axis {axis}",
-                       f"cannot split into {count} equal parts")
+        raise mismatch(
+            "data",
+            tuple(data),
+            f"a multiple of {count} at axis {axis}",
+            f"cannot split into {count} equal parts",
+        )
     if p.squeeze_axis:
         if size and size != count:
-            raise mismatch("data", tuple(data), f"size {count} at axis {axis}",
-                           "squeeze_axis=True needs one element per output")
+            raise mismatch(
+                "data",
+                tuple(data),
+                f"size {count} at axis {axis}",
+                "squeeze_axis=True needs one element per output",
+            )
         return _without(data, axis)
     return _with(data, axis, size // count)
 

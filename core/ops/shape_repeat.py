@@ -131,8 +131,12 @@ def _broadcast_dims(data, target):
     out = []
     for axis, (have, want) in enumerate(zip(data, target, strict=True)):
         if want and have not in (0, 1, want):
-            raise mismatch("data", tuple(data), f"1 or {want} at axis {axis}",
-                           f"cannot broadcast to {tuple(target)}")
+            raise mismatch(
+                "data",
+                tuple(data),
+                f"1 or {want} at axis {axis}",
+                f"cannot broadcast to {tuple(target)}",
+            )
         out.append(want or have)
     return tuple(out)
 
@@ -173,8 +177,9 @@ class BroadcastToParams:
 
 def _to_target(p, data):
     if len(p.shape) != len(data):
-        raise mismatch("data", tuple(data), f"a {len(p.shape)}-d shape",
-                       f"cannot broadcast to {p.shape}")
+        raise mismatch(
+            "data", tuple(data), f"a {len(p.shape)}-d shape", f"cannot broadcast to {p.shape}"
+        )
     return p.shape
 
 
@@ -203,8 +208,9 @@ def _axis_target(p, data):
     for axis, size in zip(p.axis, p.size, strict=True):
         axis = normalize_axis(axis, len(data), data)
         if data[axis] not in (0, 1):
-            raise mismatch("data", tuple(data), f"size 1 at axis {axis}",
-                           "broadcast_axis needs size-1 axes")
+            raise mismatch(
+                "data", tuple(data), f"size 1 at axis {axis}", "broadcast_axis needs size-1 axes"
+            )
         target[axis] = size
     return tuple(target)
 

@@ -47,8 +47,11 @@ def optional_ints(default=attrs.NOTHING):
     The string arrives unconverted (kind "str") and is parsed here, since the
     shared kinds have no tuple-with-None.
     """
-    return attrs.field(default=default, converter=_to_optional_ints,
-                       metadata={"kind": "str", "choices": None, "optional": False})
+    return attrs.field(
+        default=default,
+        converter=_to_optional_ints,
+        metadata={"kind": "str", "choices": None, "optional": False},
+    )
 
 
 # -- slice ---------------------------------------------------------------------------
@@ -99,8 +102,12 @@ def _length(b, e, step):
 def _slice_plan(p, shape):
     """(index tuple, output shape); dims of unknown size stay 0 in the output."""
     if len(p.begin) > len(shape):
-        raise mismatch("data", tuple(shape), f"at least {len(p.begin)} dims",
-                       f"begin has {len(p.begin)} entries")
+        raise mismatch(
+            "data",
+            tuple(shape),
+            f"at least {len(p.begin)} dims",
+            f"begin has {len(p.begin)} entries",
+        )
     index, out = [], list(shape)
     for axis, (begin, end) in enumerate(zip(p.begin, p.end, strict=True)):
         step = p.step[axis] if p.step and p.step[axis] is not None else 1
@@ -113,8 +120,9 @@ def _slice_plan(p, shape):
         index.append(slice(b, None if e < 0 else e, step))
         out[axis] = _length(b, e, step)
         if not out[axis]:
-            raise mismatch("data", tuple(shape), "a non-empty slice",
-                           f"slice at axis {axis} is empty")
+            raise mismatch(
+                "data", tuple(shape), "a non-empty slice", f"slice at axis {axis} is empty"
+            )
     return tuple(index), tuple(out)
 
 
@@ -170,8 +178,12 @@ def _slice_axis_plan(p, shape):
     begin = p.begin + size if p.begin < 0 else p.begin
     end = size if p.end is None else (p.end + size if p.end < 0 else p.end)
     if not (0 <= begin < end <= size):
-        raise mismatch("data", tuple(shape), f"a size at axis {axis} that fits [{p.begin}, "
-                       f"{p.end})", f"begin {p.begin}, end {p.end} do not fit size {size}")
+        raise mismatch(
+            "data",
+            tuple(shape),
+            f"a size at axis {axis} that fits [{p.begin}, {p.end})",
+            f"begin {p.begin}, end {p.end} do not fit size {size}",
+        )
     out[axis] = end - begin
     return axis, slice(begin, end), tuple(out)
 

@@ -34,8 +34,12 @@ def _arguments(p):
 def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
     data = merge_shape(in_shapes[0], out_shapes[0], "output")
     if data is not None and not -len(data) <= p.axis < len(data):
-        raise mismatch("data", data, f"at least {max(p.axis, -p.axis - 1) + 1} dimensions",
-                       f"softmax axis {p.axis} is out of range")
+        raise mismatch(
+            "data",
+            data,
+            f"at least {max(p.axis, -p.axis - 1) + 1} dimensions",
+            f"softmax axis {p.axis} is out of range",
+        )
     in_shapes[0], out_shapes[0] = data, data
     if p.use_length and data is not None:
         axis = p.axis % len(data)
@@ -126,8 +130,16 @@ def _family(name, sign, log, doc):
         grads[0] = grad.astype(dtype, copy=False)
         return grads
 
-    return OpDef(name=name, params=SoftmaxParams, arguments=_arguments, infer_shape=_infer_shape,
-                 infer_type=_infer_type, forward=forward, backward=backward, doc=doc)
+    return OpDef(
+        name=name,
+        params=SoftmaxParams,
+        arguments=_arguments,
+        infer_shape=_infer_shape,
+        infer_type=_infer_type,
+        forward=forward,
+        backward=backward,
+        doc=doc,
+    )
 
 
 # -- softmax_cross_entropy ------------------------------------------------------
@@ -137,8 +149,9 @@ def _ce_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     data = in_shapes[0]
     if data is not None:
         if len(data) != 2:
-            raise mismatch("data", tuple(data), "(batch, classes)",
-                           "softmax_cross_entropy takes 2-D data")
+            raise mismatch(
+                "data", tuple(data), "(batch, classes)", "softmax_cross_entropy takes 2-D data"
+            )
         in_shapes[1] = merge_shape((data[0],), in_shapes[1], "label")
     out_shapes[0] = merge_shape((1,), out_shapes[0])
     return in_shapes, out_shapes, aux_shapes

@@ -37,8 +37,9 @@ def _bilinear_kernel(scale):
 
 def _check_4d(name, shape):
     if shape is not None and len(shape) != 4:
-        raise mismatch(name, shape, "(batch, channel, height, width)",
-                       "UpSampling works on 4-D data")
+        raise mismatch(
+            name, shape, "(batch, channel, height, width)", "UpSampling works on 4-D data"
+        )
 
 
 def _nearest_channels(p, names, in_shapes, height, width):
@@ -50,13 +51,21 @@ def _nearest_channels(p, names, in_shapes, height, width):
             continue
         for out, size, axis in ((height, shape[2], "height"), (width, shape[3], "width")):
             if out and size and out % size:
-                raise mismatch(name, shape, f"a {axis} dividing the output {axis} {out}",
-                               f"{axis} {size} cannot be upsampled by a whole factor to {out}")
+                raise mismatch(
+                    name,
+                    shape,
+                    f"a {axis} dividing the output {axis} {out}",
+                    f"{axis} {size} cannot be upsampled by a whole factor to {out}",
+                )
         if p.multi_input_mode == "concat":
             channels += shape[1]
         elif channels and shape[1] != channels:
-            raise mismatch(name, shape, f"{channels} channels",
-                           "multi_input_mode='sum' adds inputs with equal channels")
+            raise mismatch(
+                name,
+                shape,
+                f"{channels} channels",
+                "multi_input_mode='sum' adds inputs with equal channels",
+            )
         else:
             channels = shape[1]
     return channels if complete or p.multi_input_mode == "sum" else 0
@@ -91,7 +100,8 @@ def _forward(ctx, p, inputs, aux):
         raise NotImplementedError(
             "UpSampling: sample_type='bilinear' is not implemented (no MXNet reference case); "
             "use Deconvolution with kernel=2*scale-scale%2, stride=scale, "
-            "pad=ceil((scale-1)/2), num_group=num_filter, no_bias=True instead")
+            "pad=ceil((scale-1)/2), num_group=num_filter, no_bias=True instead"
+        )
     xp, first = ctx.xp, inputs[0]
     height, width = first.shape[2] * p.scale, first.shape[3] * p.scale
     parts = [_repeat(xp, x, height // x.shape[2], width // x.shape[3]) for x in inputs]
@@ -111,7 +121,7 @@ def _backward(ctx, p, saved, out_grads, need_grad):
     height, width = grad.shape[2:]
     for shape, needed in zip(saved, need_grad, strict=True):
         n, c, h, w = shape
-        part = grad if p.multi_input_mode == "sum" else grad[:, begin:begin + c]
+        part = grad if p.multi_input_mode == "sum" else grad[:, begin : begin + c]
         begin += c
         if not needed:
             grads.append(None)
@@ -139,7 +149,7 @@ UPSAMPLING = OpDef(
     forward=_forward,
     backward=_backward,
     doc="Nearest-neighbour upsampling by an integer scale; several inputs are concatenated "
-        "or summed.",
+    "or summed.",
 )
 
 OPS = [UPSAMPLING]

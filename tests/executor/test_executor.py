@@ -21,8 +21,10 @@ def _two_layer():
 def _values(symbol, seed=0, dtype=np.float32, **shapes):
     rng = np.random.default_rng(seed)
     arg_shapes, _, _ = symbol.infer_shape(**shapes)
-    return {n: rng.standard_normal(s).astype(dtype)
-            for n, s in zip(symbol.list_arguments(), arg_shapes, strict=True)}
+    return {
+        n: rng.standard_normal(s).astype(dtype)
+        for n, s in zip(symbol.list_arguments(), arg_shapes, strict=True)
+    }
 
 
 def _nd(values, ctx, dtype=None):
@@ -77,8 +79,9 @@ def test_arrays_on_another_context_are_refused():
 
 def test_duplicate_argument_names_are_refused():
     x = mx.sym.var("x")
-    twice = mx.sym.FullyConnected(mx.sym.FullyConnected(x, num_hidden=2, name="fc"),
-                                  num_hidden=2, name="fc")
+    twice = mx.sym.FullyConnected(
+        mx.sym.FullyConnected(x, num_hidden=2, name="fc"), num_hidden=2, name="fc"
+    )
     with pytest.raises(ValueError, match="duplicate argument name 'fc_weight'"):
         twice.simple_bind(mx.cpu(), x=(1, 2))
 
@@ -136,8 +139,9 @@ def test_grad_req_write_add_null(ctx):
         write.forward(is_train=True)
         write.backward(mx.nd.array(head, ctx=ctx))
     np.testing.assert_allclose(write.grad_dict["fc_bias"].asnumpy(), [2, 2, 2])
-    np.testing.assert_allclose(write.grad_dict["fc_weight"].asnumpy(),
-                               head.T @ values["data"], rtol=1e-5)
+    np.testing.assert_allclose(
+        write.grad_dict["fc_weight"].asnumpy(), head.T @ values["data"], rtol=1e-5
+    )
     _, add = _bound(ctx, "add")
     for _ in range(2):
         add.forward(is_train=True)
@@ -158,9 +162,11 @@ def test_grad_req_as_list_and_dict(ctx):
             executor.forward(is_train=True)
             executor.backward(mx.nd.ones((2, 3), ctx=ctx))
         np.testing.assert_allclose(executor.grad_dict["fc_bias"].asnumpy(), [4, 4, 4])  # add
-        np.testing.assert_allclose(executor.grad_dict["fc_weight"].asnumpy(),
-                                   np.tile(executor.arg_dict["data"].asnumpy().sum(0), (3, 1)),
-                                   rtol=1e-5)  # write
+        np.testing.assert_allclose(
+            executor.grad_dict["fc_weight"].asnumpy(),
+            np.tile(executor.arg_dict["data"].asnumpy().sum(0), (3, 1)),
+            rtol=1e-5,
+        )  # write
         assert not executor.grad_dict["data"].asnumpy().any()  # null
     with pytest.raises(ValueError, match="2 entries for 3 arguments"):
         _bound(ctx, ["write", "write"])
@@ -208,8 +214,9 @@ def test_non_loss_heads_default_to_ones(ctx):
     explicit.forward(is_train=True)
     explicit.backward(mx.nd.ones((2, 3), ctx=ctx))
     for name in implicit.grad_dict:
-        np.testing.assert_array_equal(implicit.grad_dict[name].asnumpy(),
-                                      explicit.grad_dict[name].asnumpy())
+        np.testing.assert_array_equal(
+            implicit.grad_dict[name].asnumpy(), explicit.grad_dict[name].asnumpy()
+        )
     loss = mx.sym.SoftmaxOutput(_fc(), name="softmax")
     executor = loss.simple_bind(ctx, data=(2, 4))
     executor.copy_params_from(_nd(_values(_fc(), data=(2, 4)), ctx))
@@ -245,8 +252,9 @@ def test_gradients_match_finite_differences():
             down = loss()
             array[index] = original
             numeric[index] = (up - down) / 2e-6
-        np.testing.assert_allclose(executor.grad_dict[name].asnumpy(), numeric, rtol=1e-5,
-                                   atol=1e-7, err_msg=name)
+        np.testing.assert_allclose(
+            executor.grad_dict[name].asnumpy(), numeric, rtol=1e-5, atol=1e-7, err_msg=name
+        )
 
 
 def test_batchnorm_moving_stats_change_in_backward(ctx):
@@ -258,10 +266,12 @@ def test_batchnorm_moving_stats_change_in_backward(ctx):
     executor.forward(is_train=True, data=data)
     assert not executor.aux_dict["bn_moving_mean"].asnumpy().any()  # forward leaves them
     executor.backward(mx.nd.ones((4, 3), ctx=ctx))
-    np.testing.assert_allclose(executor.aux_dict["bn_moving_mean"].asnumpy(),
-                               0.1 * data.mean(0), rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(executor.aux_dict["bn_moving_var"].asnumpy(),
-                               0.9 + 0.1 * data.var(0), rtol=1e-5)
+    np.testing.assert_allclose(
+        executor.aux_dict["bn_moving_mean"].asnumpy(), 0.1 * data.mean(0), rtol=1e-5, atol=1e-7
+    )
+    np.testing.assert_allclose(
+        executor.aux_dict["bn_moving_var"].asnumpy(), 0.9 + 0.1 * data.var(0), rtol=1e-5
+    )
 
 
 # -- parameters, monitoring, description ------------------------------------------------
@@ -291,12 +301,23 @@ def test_monitor_callback_sees_outputs_and_with_monitor_all_inputs(ctx):
     assert [name for name, _ in seen] == ["fc_output", "sm_output"]
     np.testing.assert_allclose(seen[1][1], executor.outputs[0].asnumpy())
     seen.clear()
-    executor.set_monitor_callback(lambda name, array: seen.append((name, array.asnumpy())),
-                                  monitor_all=True)
+    executor.set_monitor_callback(
+        lambda name, array: seen.append((name, array.asnumpy())), monitor_all=True
+    )
     executor.forward(is_train=True)
     assert [name for name, _ in seen] == [  # MXNet's order and names
-        "data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias", "fc_output",
-        "sm_data", "sm_label", "sm_label", "sm_output"]
+        "data",
+        "fc_data",
+        "fc_weight",
+        "fc_weight",
+        "fc_bias",
+        "fc_bias",
+        "fc_output",
+        "sm_data",
+        "sm_label",
+        "sm_label",
+        "sm_output",
+    ]
     np.testing.assert_array_equal(seen[0][1], np.ones((2, 4)))
     seen.clear()
     executor.set_monitor_callback(None)

@@ -30,16 +30,30 @@ def _shares(a, b):
 
 
 def test_simple_bind_allocates_from_shapes_and_types(ctx):
-    executor = _net().simple_bind(ctx, data=(2, 5), type_dict={"data": np.float64},
-                                  grad_req={"fc1_weight": "write", "fc2_bias": "add"})
+    executor = _net().simple_bind(
+        ctx,
+        data=(2, 5),
+        type_dict={"data": np.float64},
+        grad_req={"fc1_weight": "write", "fc2_bias": "add"},
+    )
     shapes = {k: v.shape for k, v in executor.arg_dict.items()}
-    assert shapes == {"data": (2, 5), "fc1_weight": (4, 5), "fc1_bias": (4,),
-                      "fc2_weight": (3, 4), "fc2_bias": (3,), "bn_gamma": (3,),
-                      "bn_beta": (3,)}
+    assert shapes == {
+        "data": (2, 5),
+        "fc1_weight": (4, 5),
+        "fc1_bias": (4,),
+        "fc2_weight": (3, 4),
+        "fc2_bias": (3,),
+        "bn_gamma": (3,),
+        "bn_beta": (3,),
+    }
     assert {v.shape for v in executor.aux_dict.values()} == {(3,)}
     assert sorted(executor.grad_dict) == ["fc1_weight", "fc2_bias"]
-    arrays = [*executor.arg_arrays, *executor.grad_dict.values(), *executor.aux_arrays,
-              *executor.outputs]
+    arrays = [
+        *executor.arg_arrays,
+        *executor.grad_dict.values(),
+        *executor.aux_arrays,
+        *executor.outputs,
+    ]
     assert {a.dtype for a in arrays} == {np.float64}
     assert all(a.context == ctx for a in arrays)
     assert executor._grad_reqs == ["null", "write", "null", "null", "add", "null", "null"]
@@ -48,8 +62,7 @@ def test_simple_bind_allocates_from_shapes_and_types(ctx):
 def test_shared_exec_shares_named_parameters_and_aux_states():
     first = _net().simple_bind(mx.cpu(), data=(4, 5))
     params = ["fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "bn_gamma", "bn_beta"]
-    second = _net().simple_bind(mx.cpu(), data=(2, 5), shared_exec=first,
-                                shared_arg_names=params)
+    second = _net().simple_bind(mx.cpu(), data=(2, 5), shared_exec=first, shared_arg_names=params)
     for name in params:
         assert second.arg_dict[name] is first.arg_dict[name]
         assert second.grad_dict[name] is first.grad_dict[name]
@@ -65,8 +78,14 @@ def test_shared_exec_shares_named_parameters_and_aux_states():
 def test_shared_buffer_reuses_and_carves_memory():
     buffer = {}
     big = _fc().simple_bind(mx.cpu(), data=(4, 4), shared_buffer=buffer)
-    assert sorted(buffer) == ["data", "fc_bias", "fc_weight", "grad of data", "grad of fc_bias",
-                              "grad of fc_weight"]
+    assert sorted(buffer) == [
+        "data",
+        "fc_bias",
+        "fc_weight",
+        "grad of data",
+        "grad of fc_bias",
+        "grad of fc_weight",
+    ]
     assert buffer["data"] is big.arg_dict["data"]
     small = _fc().simple_bind(mx.cpu(), data=(2, 4), shared_buffer=buffer)
     assert small.arg_dict["fc_weight"] is big.arg_dict["fc_weight"]
@@ -143,8 +162,9 @@ def test_inference_forward_keeps_only_the_heads():
 def _grouped():
     data = mx.sym.var("data")
     with mx.AttrScope(ctx_group="dev1"):
-        act = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=4, name="fc1"),
-                                act_type="tanh", name="act")
+        act = mx.sym.Activation(
+            mx.sym.FullyConnected(data, num_hidden=4, name="fc1"), act_type="tanh", name="act"
+        )
     with mx.AttrScope(ctx_group="dev2"):
         return mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
 
@@ -154,8 +174,13 @@ def test_group2ctx_places_nodes_and_matches_one_context():
     split = _grouped().simple_bind(mx.cpu(0), data=(2, 5), group2ctx=contexts)
     single = _grouped().simple_bind(mx.cpu(0), data=(2, 5))
     placed = {name: array.context for name, array in split.arg_dict.items()}
-    assert placed == {"data": mx.cpu(0), "fc1_weight": mx.cpu(0), "fc1_bias": mx.cpu(0),
-                      "fc2_weight": mx.cpu(1), "fc2_bias": mx.cpu(1)}
+    assert placed == {
+        "data": mx.cpu(0),
+        "fc1_weight": mx.cpu(0),
+        "fc1_bias": mx.cpu(0),
+        "fc2_weight": mx.cpu(1),
+        "fc2_bias": mx.cpu(1),
+    }
     assert split.outputs[0].context == mx.cpu(1)
     rng = np.random.default_rng(7)
     for name, array in single.arg_dict.items():
@@ -165,8 +190,7 @@ def test_group2ctx_places_nodes_and_matches_one_context():
     for executor, ctx in ((single, mx.cpu(0)), (split, mx.cpu(1))):
         executor.forward(is_train=True)
         executor.backward(mx.nd.array(head, ctx=ctx))
-    np.testing.assert_allclose(split.outputs[0].asnumpy(), single.outputs[0].asnumpy(),
-                               rtol=1e-6)
+    np.testing.assert_allclose(split.outputs[0].asnumpy(), single.outputs[0].asnumpy(), rtol=1e-6)
     for name, grad in single.grad_dict.items():
         assert split.grad_dict[name].context == placed[name]
         np.testing.assert_allclose(split.grad_dict[name].asnumpy(), grad.asnumpy(), rtol=1e-6)

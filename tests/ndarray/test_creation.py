@@ -17,9 +17,18 @@ def host_values(shape, dtype=np.float32, offset=0):
 
 # ------------------------------------------------------------------------ array
 
-@pytest.mark.parametrize("source", [
-    [1, 2, 3], [[1, 2], [3, 4]], (1.5, -2.5), [[True, False]], [[1, 2**20]],
-], ids=str)
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        [1, 2, 3],
+        [[1, 2], [3, 4]],
+        (1.5, -2.5),
+        [[True, False]],
+        [[1, 2**20]],
+    ],
+    ids=str,
+)
 def test_array_from_python_defaults_to_float32(ctx, source):
     a = mx.nd.array(source, ctx=ctx)
     expected = np.array(source, dtype=np.float32)
@@ -88,6 +97,7 @@ def test_array_copies_its_source(ctx):
 
 # ---------------------------------------------------------------- filled arrays
 
+
 @pytest.mark.parametrize("shape", [3, (3,), (2, 3), [2, 1, 4], (0, 2)], ids=str)
 @pytest.mark.parametrize("dtype", [None, np.float64, "int32", np.float16])
 def test_empty_zeros_ones_full(ctx, shape, dtype):
@@ -106,10 +116,12 @@ def test_empty_zeros_ones_full(ctx, shape, dtype):
 
 
 def test_full_casts_the_value_to_the_dtype(ctx):
-    np.testing.assert_array_equal(mx.nd.full((2,), 2.5, ctx=ctx).asnumpy(),
-                                  np.full(2, 2.5, np.float32))
-    np.testing.assert_array_equal(mx.nd.full((2,), 2.5, ctx=ctx, dtype="int32").asnumpy(),
-                                  np.full(2, 2.5).astype(np.int32))
+    np.testing.assert_array_equal(
+        mx.nd.full((2,), 2.5, ctx=ctx).asnumpy(), np.full(2, 2.5, np.float32)
+    )
+    np.testing.assert_array_equal(
+        mx.nd.full((2,), 2.5, ctx=ctx, dtype="int32").asnumpy(), np.full(2, 2.5).astype(np.int32)
+    )
 
 
 def test_positional_ctx_and_dtype(ctx):
@@ -129,12 +141,16 @@ def test_zeros_like_ones_like(ctx, dtype):
     np.testing.assert_array_equal(src.asnumpy(), np.full((3, 2), 5, dtype))
 
 
-@pytest.mark.parametrize("make", [
-    lambda **kw: mx.nd.zeros((2, 2), **kw),
-    lambda **kw: mx.nd.ones((2, 2), **kw),
-    lambda **kw: mx.nd.full((2, 2), 1.0, **kw),
-    lambda **kw: mx.nd.empty((2, 2), **kw),
-], ids=["zeros", "ones", "full", "empty"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: mx.nd.zeros((2, 2), **kw),
+        lambda **kw: mx.nd.ones((2, 2), **kw),
+        lambda **kw: mx.nd.full((2, 2), 1.0, **kw),
+        lambda **kw: mx.nd.empty((2, 2), **kw),
+    ],
+    ids=["zeros", "ones", "full", "empty"],
+)
 def test_sparse_storage_is_refused(ctx, make):
     for stype in ("csr", "row_sparse"):
         with pytest.raises(NotImplementedError, match=stype):
@@ -144,16 +160,21 @@ def test_sparse_storage_is_refused(ctx, make):
 
 # ------------------------------------------------------------------------ arange
 
-@pytest.mark.parametrize("args, kwargs", [
-    ((5,), {}),
-    ((2, 6), {}),
-    ((2, 6), {"step": 2}),
-    ((2, 6), {"step": 1.5, "repeat": 2}),
-    ((0, 1), {"step": 0.1}),
-    ((5, 0), {"step": -1.5}),
-    ((-3, 3), {"repeat": 3}),
-    ((3, 3), {}),
-], ids=str)
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((5,), {}),
+        ((2, 6), {}),
+        ((2, 6), {"step": 2}),
+        ((2, 6), {"step": 1.5, "repeat": 2}),
+        ((0, 1), {"step": 0.1}),
+        ((5, 0), {"step": -1.5}),
+        ((-3, 3), {"repeat": 3}),
+        ((3, 3), {}),
+    ],
+    ids=str,
+)
 def test_arange_matches_numpy(ctx, args, kwargs):
     start, stop = (0, args[0]) if len(args) == 1 else args
     step, repeat = kwargs.get("step", 1), kwargs.get("repeat", 1)
@@ -175,6 +196,7 @@ def test_arange_step_zero(ctx):
 
 
 # --------------------------------------------------------------------- joining
+
 
 def test_concat_joins_along_dim_1_by_default(ctx):
     parts = [host_values((2, 3), offset=i) for i in range(3)]
@@ -243,14 +265,19 @@ def test_stack_default_axis_and_errors(ctx):
 
 # ------------------------------------------------------------------------- dot
 
-@pytest.mark.parametrize("lhs_shape, rhs_shape", [
-    ((3, 4), (4, 5)),
-    ((4,), (4, 2)),
-    ((3, 4), (4,)),
-    ((2, 3, 4), (4, 5)),
-    ((2, 3, 4), (4, 2, 5)),
-    ((3,), (3, 2, 2)),
-], ids=str)
+
+@pytest.mark.parametrize(
+    "lhs_shape, rhs_shape",
+    [
+        ((3, 4), (4, 5)),
+        ((4,), (4, 2)),
+        ((3, 4), (4,)),
+        ((2, 3, 4), (4, 5)),
+        ((2, 3, 4), (4, 2, 5)),
+        ((3,), (3, 2, 2)),
+    ],
+    ids=str,
+)
 def test_dot_contracts_last_axis_with_first(ctx, lhs_shape, rhs_shape):
     x, y = host_values(lhs_shape, offset=0), host_values(rhs_shape, offset=1)
     out = mx.nd.dot(mx.nd.array(x, ctx=ctx), mx.nd.array(y, ctx=ctx))
@@ -270,18 +297,26 @@ def test_dot_of_vectors_has_shape_1(ctx):
 def test_dot_transposes(ctx, transpose_a, transpose_b):
     x = host_values((4, 3) if transpose_a else (3, 4), offset=0)
     y = host_values((5, 4) if transpose_b else (4, 5), offset=1)
-    out = mx.nd.dot(mx.nd.array(x, ctx=ctx), mx.nd.array(y, ctx=ctx),
-                    transpose_a=transpose_a, transpose_b=transpose_b)
+    out = mx.nd.dot(
+        mx.nd.array(x, ctx=ctx),
+        mx.nd.array(y, ctx=ctx),
+        transpose_a=transpose_a,
+        transpose_b=transpose_b,
+    )
     expected = np.dot(x.T if transpose_a else x, y.T if transpose_b else y)
     assert out.shape == (3, 5)
     np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("lhs_shape, rhs_shape, kwargs", [
-    ((3, 4), (3, 4), {}),
-    ((3, 4), (4, 5), {"transpose_a": True}),
-    ((3,), (4,), {}),
-], ids=str)
+@pytest.mark.parametrize(
+    "lhs_shape, rhs_shape, kwargs",
+    [
+        ((3, 4), (3, 4), {}),
+        ((3, 4), (4, 5), {"transpose_a": True}),
+        ((3,), (4,), {}),
+    ],
+    ids=str,
+)
 def test_dot_shape_mismatch(ctx, lhs_shape, rhs_shape, kwargs):
     lhs, rhs = mx.nd.ones(lhs_shape, ctx=ctx), mx.nd.ones(rhs_shape, ctx=ctx)
     with pytest.raises(ShapeError) as info:
@@ -295,6 +330,7 @@ def test_dot_context_mismatch(ctx):
 
 
 # ------------------------------------------------------------ contexts and waits
+
 
 def test_waitall(ctx):
     a = mx.nd.ones((64, 64), ctx=ctx)
@@ -310,9 +346,15 @@ def test_with_context_sets_the_default(ctx):
         with mx.cpu(1) as inner:
             assert inner == mx.cpu(1) and mx.current_context() == mx.cpu(1)
             made = [
-                mx.nd.array([1, 2]), mx.nd.zeros(2), mx.nd.ones(2), mx.nd.full(2, 3),
-                mx.nd.empty(2), mx.nd.arange(3), mx.nd.random.uniform(shape=2),
-                mx.nd.random.normal(shape=2), mx.nd.random.randint(0, 5, shape=2),
+                mx.nd.array([1, 2]),
+                mx.nd.zeros(2),
+                mx.nd.ones(2),
+                mx.nd.full(2, 3),
+                mx.nd.empty(2),
+                mx.nd.arange(3),
+                mx.nd.random.uniform(shape=2),
+                mx.nd.random.normal(shape=2),
+                mx.nd.random.randint(0, 5, shape=2),
             ]
             assert [a.context for a in made] == [mx.cpu(1)] * len(made)
         assert mx.current_context() == ctx

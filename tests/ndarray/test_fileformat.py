@@ -18,11 +18,26 @@ from rebind.ndarray import fileformat
 GOLDEN = Path(__file__).parents[1] / "golden"
 CASES = json.loads((GOLDEN / "manifest.json").read_text())["categories"]["ndarray_files"]["cases"]
 SPARSE, LEGACY_0D = "sparse_csr_rowsparse", "legacy_0d_unloadable"
-DTYPES = ["float32", "float64", "float16", "uint8", "int32", "int8", "int64", "bool",
-          "int16", "uint16", "uint32", "uint64"]
+DTYPES = [
+    "float32",
+    "float64",
+    "float16",
+    "uint8",
+    "int32",
+    "int8",
+    "int64",
+    "bool",
+    "int16",
+    "uint16",
+    "uint32",
+    "uint64",
+]
 HEADER = struct.pack("<QQ", 0x112, 0)
-FAST = settings(max_examples=100, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def golden_bytes(case_id):
@@ -49,6 +64,7 @@ def assert_same_array(actual, expected):
 
 # ---------------------------------------------------------------- golden files
 
+
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_golden_file_loads_as_expected(case):
     arrays, names = fileformat.load_file(GOLDEN / case["file"])
@@ -66,8 +82,9 @@ def test_golden_file_loads_as_expected(case):
         assert_same_array(array, expected[key])
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c["id"] not in (SPARSE, LEGACY_0D)],
-                         ids=lambda c: c["id"])
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c["id"] not in (SPARSE, LEGACY_0D)], ids=lambda c: c["id"]
+)
 def test_golden_file_reencodes_byte_for_byte(case):
     original = (GOLDEN / case["file"]).read_bytes()
     assert fileformat.encode(*fileformat.decode(original)) == original
@@ -86,6 +103,7 @@ def test_legacy_0d_reencodes_as_v3():
 
 # ---------------------------------------------------------------- round trips
 
+
 @st.composite
 def array_lists(draw):
     count = draw(st.integers(0, 4))
@@ -103,8 +121,11 @@ def array_lists(draw):
             array = np.ascontiguousarray(array.T).T
         arrays.append(array)
     named = draw(st.booleans())
-    names = draw(st.lists(st.text(max_size=8), min_size=count, max_size=count,
-                          unique=True)) if named else None
+    names = (
+        draw(st.lists(st.text(max_size=8), min_size=count, max_size=count, unique=True))
+        if named
+        else None
+    )
     return arrays, names
 
 
@@ -159,8 +180,10 @@ def test_bfloat16_decodes_exactly_to_float32():
     assert_same_array(arrays[0], values)
 
 
-@pytest.mark.parametrize("bad", [np.zeros(2, np.complex64), np.array(["a"]),
-                                 np.array([object()]), np.zeros(2, np.longdouble)])
+@pytest.mark.parametrize(
+    "bad",
+    [np.zeros(2, np.complex64), np.array(["a"]), np.array([object()]), np.zeros(2, np.longdouble)],
+)
 def test_encode_refuses_unsupported_dtypes(bad):
     with pytest.raises(FormatError, match=r"array 1 \('bad'\).*dtype"):
         fileformat.encode([np.zeros(1), bad], ["ok", "bad"])
@@ -169,6 +192,7 @@ def test_encode_refuses_unsupported_dtypes(bad):
 
 
 # ---------------------------------------------------------------- robustness
+
 
 @pytest.mark.parametrize("case_id", [c["id"] for c in CASES])
 def test_every_truncation_raises_format_error(case_id):
@@ -188,8 +212,10 @@ def decode_or_format_error(data):
 
 
 @FAST
-@given(st.sampled_from([c["id"] for c in CASES]),
-       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4))
+@given(
+    st.sampled_from([c["id"] for c in CASES]),
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4),
+)
 def test_byte_flips_raise_only_format_error(case_id, flips):
     data = bytearray(golden_bytes(case_id))
     for position, value in flips:
@@ -222,27 +248,31 @@ def patched(case_id, offset, fmt, value):
     return bytes(data)
 
 
-@pytest.mark.parametrize("data, message", [
-    (patched("single_array", 0, "<Q", 0x113), "not an NDArray list file.*offset 0"),
-    (golden_bytes("single_array") + b"\0", "1 bytes of trailing garbage at offset 96"),
-    (patched("bool_array", 0x46, "<Q", 2), "name count 2 is neither 0 nor"),
-    (patched("bool_array", 0x56, "<B", 0xFF), "invalid UTF-8 in name at offset 86"),
-    (patched("single_array", 0x3C, "<i", 13), "unknown dtype flag 13 at offset 60"),
-    (patched("single_array", 0x18, "<I", 0xDEADBEEF), "unknown record magic"),
-    (patched("single_array", 0x1C, "<i", 3), "unknown storage type 3 at offset 28"),
-    (patched("single_array", 0x20, "<i", 33), "ndim 33 out of range"),
-    (patched("single_array", 0x20, "<i", -5), "ndim -5 out of range"),
-    (patched("single_array", 0x24, "<q", -2), "invalid shape"),
-    (patched("single_array", 0x10, "<Q", 2**62), "array count"),
-    (patched("sparse_csr_rowsparse", 0x114, "<q", 7), "bad row_sparse record.*row index"),
-    (patched("sparse_csr_rowsparse", 0x88, "<q", 5), "bad csr record.*indptr"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (patched("single_array", 0, "<Q", 0x113), "not an NDArray list file.*offset 0"),
+        (golden_bytes("single_array") + b"\0", "1 bytes of trailing garbage at offset 96"),
+        (patched("bool_array", 0x46, "<Q", 2), "name count 2 is neither 0 nor"),
+        (patched("bool_array", 0x56, "<B", 0xFF), "invalid UTF-8 in name at offset 86"),
+        (patched("single_array", 0x3C, "<i", 13), "unknown dtype flag 13 at offset 60"),
+        (patched("single_array", 0x18, "<I", 0xDEADBEEF), "unknown record magic"),
+        (patched("single_array", 0x1C, "<i", 3), "unknown storage type 3 at offset 28"),
+        (patched("single_array", 0x20, "<i", 33), "ndim 33 out of range"),
+        (patched("single_array", 0x20, "<i", -5), "ndim -5 out of range"),
+        (patched("single_array", 0x24, "<q", -2), "invalid shape"),
+        (patched("single_array", 0x10, "<Q", 2**62), "array count"),
+        (patched("sparse_csr_rowsparse", 0x114, "<q", 7), "bad row_sparse record.*row index"),
+        (patched("sparse_csr_rowsparse", 0x88, "<q", 5), "bad csr record.*indptr"),
+    ],
+)
 def test_malformed_input_is_reported(data, message):
     with pytest.raises(FormatError, match=f"^bad.params: .*{message}"):
         fileformat.decode(data, source="bad.params")
 
 
 # ---------------------------------------------------------------- files
+
 
 def test_save_and_load_file(tmp_path):
     target = tmp_path / "model-0001.params"

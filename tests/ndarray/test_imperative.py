@@ -20,10 +20,14 @@ def test_golden_case_through_imperative_call(case_id, ctx):
     case = golden_cases()[case_id]
     with np.load(GOLDEN / case["file"]) as npz:
         data = {key: npz[key] for key in npz.files}
-    inputs = [mx.nd.array(data[f"arg.{n}"], ctx=ctx, dtype=data[f"arg.{n}"].dtype)
-              for n in case["arguments"]]
-    aux = [mx.nd.array(data[f"aux.{n}"], ctx=ctx, dtype=data[f"aux.{n}"].dtype)
-           for n in case["aux_states"]]
+    inputs = [
+        mx.nd.array(data[f"arg.{n}"], ctx=ctx, dtype=data[f"arg.{n}"].dtype)
+        for n in case["arguments"]
+    ]
+    aux = [
+        mx.nd.array(data[f"aux.{n}"], ctx=ctx, dtype=data[f"aux.{n}"].dtype)
+        for n in case["aux_states"]
+    ]
     function = getattr(mx.nd, case["op"])
     result = function(*inputs, *aux, **case["attrs"])
     outputs = result if isinstance(result, list) else [result]

@@ -20,8 +20,11 @@ RESHAPE_CASES = [
     if case["op"] == "Reshape"
 ]
 SEED = 20240611
-FAST = settings(max_examples=40, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FAST = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 DTYPES = [np.float32, np.float64, np.float16, np.int32, np.int64, np.int8, np.uint8]
 
 
@@ -43,6 +46,7 @@ def other_context(ctx):
 
 
 # ------------------------------------------------------------------ description
+
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_description(ctx, dtype):
@@ -156,6 +160,7 @@ def test_as_in_context(ctx):
 
 # ---------------------------------------------------------------------- reshape
 
+
 @pytest.mark.parametrize("case", RESHAPE_CASES, ids=[c["id"] for c in RESHAPE_CASES])
 def test_reshape_matches_mxnet_golden(ctx, case):
     """The Reshape cases recorded from MXNet 1.9.1, through NDArray.reshape."""
@@ -201,8 +206,11 @@ def reshape_specs(draw):
     spec += [1] * ones
     target += [1] * ones
     # replace one plain size (outside a -4 pair) by -1, to be inferred
-    plain = [j for j, d in enumerate(spec) if d > 0 and (j < 1 or spec[j - 1] != -4)
-             and (j < 2 or spec[j - 2] != -4)]
+    plain = [
+        j
+        for j, d in enumerate(spec)
+        if d > 0 and (j < 1 or spec[j - 1] != -4) and (j < 2 or spec[j - 2] != -4)
+    ]
     if plain and draw(st.booleans()):
         spec[draw(st.sampled_from(plain))] = -1
     return tuple(source), tuple(spec), tuple(target)
@@ -223,7 +231,7 @@ def test_reshape_codes_match_numpy(ctx, case):
 def test_reshape_reverse_matches_codes_right_to_left(ctx, source, data):
     # spec (-1, c_1 ... c_k): each c is 0 or the size, aligned with the last k input dims
     k = data.draw(st.integers(1, len(source)))
-    tail = source[len(source) - k:]
+    tail = source[len(source) - k :]
     codes = [data.draw(st.sampled_from([0, d])) for d in tail]
     target = (int(np.prod(source[: len(source) - k])), *tail)
     values = np.arange(int(np.prod(source)), dtype=np.float32).reshape(source)
@@ -298,6 +306,7 @@ def test_transpose_of_1d_is_self(ctx):
 
 # --------------------------------------------------------------------- indexing
 
+
 def test_int_index_on_1d_is_a_1_element_view(ctx):
     values = np.arange(5, dtype=np.float32) * 10
     a = nd(values, ctx)
@@ -332,8 +341,10 @@ def test_full_int_tuple_gives_shape_1(ctx):
         assert item.asscalar() == values[key]
 
 
-@pytest.mark.parametrize("shape, key", [((5,), 5), ((5,), -6), ((3, 4), 3), ((3, 4), -4),
-                                        ((3, 4), (0, 4)), ((3, 4), (-4, 0))])
+@pytest.mark.parametrize(
+    "shape, key",
+    [((5,), 5), ((5,), -6), ((3, 4), 3), ((3, 4), -4), ((3, 4), (0, 4)), ((3, 4), (-4, 0))],
+)
 def test_index_out_of_range(ctx, shape, key):
     with pytest.raises(IndexError):
         mx.nd.zeros(shape, ctx=ctx)[key]
@@ -342,9 +353,16 @@ def test_index_out_of_range(ctx, shape, key):
 @pytest.mark.parametrize(
     "key",
     [
-        slice(1, 3), slice(None), slice(None, None, 2), slice(None, None, -1), slice(-3, None),
-        slice(4, 1, -2), slice(10, 20),
-        (slice(1, 3), slice(None, None, 2)), (1, slice(1, None)), (slice(None), 2),
+        slice(1, 3),
+        slice(None),
+        slice(None, None, 2),
+        slice(None, None, -1),
+        slice(-3, None),
+        slice(4, 1, -2),
+        slice(10, 20),
+        (slice(1, 3), slice(None, None, 2)),
+        (1, slice(1, None)),
+        (slice(None), 2),
         (slice(None, None, -1), slice(0, 2), 1),
     ],
     ids=str,
@@ -415,11 +433,14 @@ def test_setitem_1d_int_and_ndarray_index(ctx):
     np.testing.assert_array_equal(a.asnumpy(), expected)
 
 
-@pytest.mark.parametrize("key, value", [
-    (slice(0, 2), np.ones((3, 3))),
-    (1, [1, 2]),
-    (slice(None), np.ones((4, 2))),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        (slice(0, 2), np.ones((3, 3))),
+        (1, [1, 2]),
+        (slice(None), np.ones((4, 2))),
+    ],
+)
 def test_setitem_shape_mismatch(ctx, key, value):
     a = mx.nd.zeros((4, 3), ctx=ctx)
     with pytest.raises(ShapeError) as info:
@@ -432,16 +453,27 @@ def test_setitem_shape_mismatch(ctx, key, value):
 # ------------------------------------------------------------------- arithmetic
 
 BINARY = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul,
-    "/": operator.truediv, "%": operator.mod, "**": operator.pow,
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+    "%": operator.mod,
+    "**": operator.pow,
 }
 INPLACE = {
-    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul,
-    "/=": operator.itruediv, "%=": operator.imod,
+    "+=": operator.iadd,
+    "-=": operator.isub,
+    "*=": operator.imul,
+    "/=": operator.itruediv,
+    "%=": operator.imod,
 }
 COMPARE = {
-    "==": operator.eq, "!=": operator.ne, ">": operator.gt,
-    ">=": operator.ge, "<": operator.lt, "<=": operator.le,
+    "==": operator.eq,
+    "!=": operator.ne,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
 }
 
 
@@ -465,12 +497,14 @@ def test_binary_with_scalar_and_reflected(ctx, name, dtype):
     for scalar in (2, 1.5, np.float64(0.75)):
         out = fn(a, scalar)
         assert out.dtype is dtype and out.context == ctx and out.shape == (3, 4)
-        np.testing.assert_allclose(out.asnumpy(), expected_binary(fn, values, scalar, dtype),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            out.asnumpy(), expected_binary(fn, values, scalar, dtype), rtol=1e-6
+        )
         out = fn(scalar, a)
         assert isinstance(out, mx.nd.NDArray) and out.dtype is dtype
-        np.testing.assert_allclose(out.asnumpy(), expected_binary(fn, scalar, values, dtype),
-                                   rtol=1e-6)
+        np.testing.assert_allclose(
+            out.asnumpy(), expected_binary(fn, scalar, values, dtype), rtol=1e-6
+        )
 
 
 @pytest.mark.parametrize("name", BINARY)
@@ -561,7 +595,7 @@ def test_int_modulo_matches_numpy(ctx):
 def test_float16_stays_float16(ctx):
     values = positive_floats((4,), np.float16)
     a = nd(values, ctx)
-    for out in (a + 1, a * 0.1, a / a, 2 ** a, a ** 0.5, a - nd(values, ctx), a > 1):
+    for out in (a + 1, a * 0.1, a / a, 2**a, a**0.5, a - nd(values, ctx), a > 1):
         assert out.dtype is np.float16
 
 
@@ -572,8 +606,11 @@ def test_comparisons_give_0_1_in_array_dtype(ctx, name, dtype):
     x = np.array([[1, 2, 3], [4, 2, 0]], dtype=dtype)
     y = np.array([[3, 2, 1], [4, 5, 0]], dtype=dtype)
     a = nd(x, ctx)
-    for rhs, expected in ((2, fn(x, dtype(2))), (nd(y, ctx), fn(x, y)),
-                          (nd(y[0], ctx), fn(x, y[0]))):
+    for rhs, expected in (
+        (2, fn(x, dtype(2))),
+        (nd(y, ctx), fn(x, y)),
+        (nd(y[0], ctx), fn(x, y[0])),
+    ):
         out = fn(a, rhs)
         assert out.dtype is dtype and out.shape == x.shape
         np.testing.assert_array_equal(out.asnumpy(), expected.astype(dtype))
@@ -581,9 +618,16 @@ def test_comparisons_give_0_1_in_array_dtype(ctx, name, dtype):
     np.testing.assert_array_equal(fn(2, a).asnumpy(), fn(dtype(2), x).astype(dtype))
 
 
-@pytest.mark.parametrize("lhs_shape, rhs_shape", [
-    ((2, 3), (3,)), ((2, 1), (1, 3)), ((4, 1, 3), (2, 1)), ((1,), (2, 2)), ((2, 3), (2, 3)),
-])
+@pytest.mark.parametrize(
+    "lhs_shape, rhs_shape",
+    [
+        ((2, 3), (3,)),
+        ((2, 1), (1, 3)),
+        ((4, 1, 3), (2, 1)),
+        ((1,), (2, 2)),
+        ((2, 3), (2, 3)),
+    ],
+)
 @pytest.mark.parametrize("name", ["+", "-", "*", "/"])
 def test_broadcasting(ctx, lhs_shape, rhs_shape, name):
     fn = BINARY[name]
@@ -599,9 +643,19 @@ def test_incompatible_broadcast_is_refused(ctx):
         mx.nd.ones((2, 3), ctx=ctx) + mx.nd.ones((4,), ctx=ctx)
 
 
-@pytest.mark.parametrize("fn", [operator.add, operator.sub, operator.truediv, operator.eq,
-                                operator.lt, operator.iadd, operator.imul],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn",
+    [
+        operator.add,
+        operator.sub,
+        operator.truediv,
+        operator.eq,
+        operator.lt,
+        operator.iadd,
+        operator.imul,
+    ],
+    ids=lambda f: f.__name__,
+)
 def test_mixing_contexts_is_refused(ctx, fn):
     other = other_context(ctx)
     a, b = mx.nd.ones((2,), ctx=ctx), mx.nd.ones((2,), ctx=other)
@@ -611,9 +665,11 @@ def test_mixing_contexts_is_refused(ctx, fn):
     np.testing.assert_array_equal(a.asnumpy(), np.ones(2, np.float32))
 
 
-@pytest.mark.parametrize("fn", [operator.add, operator.mul, operator.mod, operator.ge,
-                                operator.isub],
-                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "fn",
+    [operator.add, operator.mul, operator.mod, operator.ge, operator.isub],
+    ids=lambda f: f.__name__,
+)
 def test_mixing_dtypes_is_refused(ctx, fn):
     a = mx.nd.ones((2,), ctx=ctx, dtype=np.float32)
     b = mx.nd.ones((2,), ctx=ctx, dtype=np.float64)
@@ -636,8 +692,10 @@ def test_numpy_arrays_meet_ndarrays(ctx, name):
     x = positive_floats((2, 3))
     host = positive_floats((2, 3), np.float64, offset=1)  # cast to the NDArray's float32
     a = nd(x, ctx)
-    for out, expected in ((fn(host, a), fn(host.astype(np.float32), x)),
-                          (fn(a, host), fn(x, host.astype(np.float32)))):
+    for out, expected in (
+        (fn(host, a), fn(host.astype(np.float32), x)),
+        (fn(a, host), fn(x, host.astype(np.float32))),
+    ):
         assert isinstance(out, mx.nd.NDArray)
         assert out.dtype is np.float32 and out.context == ctx
         np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-6)
@@ -647,21 +705,29 @@ FLOATS = st.floats(-100, 100, width=32, allow_subnormal=False)
 
 
 @FAST
-@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4),
-       data=st.data())
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=4), data=st.data()
+)
 def test_arithmetic_matches_numpy(ctx, shapes, data):
     lhs_shape, rhs_shape = shapes.input_shapes
     x = data.draw(hnp.arrays(np.float32, lhs_shape, elements=FLOATS))
     y = data.draw(hnp.arrays(np.float32, rhs_shape, elements=FLOATS))
     divisor = np.where(np.abs(y) < 0.5, np.float32(0.5), y)  # keep away from zero
     a, b, c = nd(x, ctx), nd(y, ctx), nd(divisor, ctx)
-    for out, expected in ((a + b, x + y), (a - b, x - y), (a * b, x * y), (a / c, x / divisor),
-                          (-a, -x), (a > b, (x > y).astype(np.float32))):
+    for out, expected in (
+        (a + b, x + y),
+        (a - b, x - y),
+        (a * b, x * y),
+        (a / c, x / divisor),
+        (-a, -x),
+        (a > b, (x > y).astype(np.float32)),
+    ):
         assert out.shape == expected.shape and out.dtype is np.float32
         np.testing.assert_allclose(out.asnumpy(), expected, rtol=1e-6, atol=0)
 
 
 # ------------------------------------------------------------- python protocols
+
 
 def test_array_protocol(ctx):
     values = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -698,14 +764,17 @@ def test_len_and_iteration(ctx):
     assert [item.asscalar() for item in items] == list(values[0])
 
 
-@pytest.mark.parametrize("values, expected", [
-    (np.zeros((0,), np.float32), False),
-    (np.zeros((2, 0), np.float32), False),
-    (np.array([0.0], np.float32), False),
-    (np.array([3.0], np.float32), True),
-    (np.array([[-1]], np.int32), True),
-    (np.array([[0]], np.int32), False),
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        (np.zeros((0,), np.float32), False),
+        (np.zeros((2, 0), np.float32), False),
+        (np.array([0.0], np.float32), False),
+        (np.array([3.0], np.float32), True),
+        (np.array([[-1]], np.int32), True),
+        (np.array([[0]], np.int32), False),
+    ],
+)
 def test_bool(ctx, values, expected):
     assert bool(nd(values, ctx)) is expected
 

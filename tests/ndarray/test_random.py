@@ -21,11 +21,16 @@ def assert_mean_close(sample, mean, std):
 
 # ------------------------------------------------------------- shapes and dtypes
 
-@pytest.mark.parametrize("draw", [
-    lambda **kw: mx.nd.random.uniform(**kw),
-    lambda **kw: mx.nd.random.normal(**kw),
-    lambda **kw: mx.nd.random.randint(0, 10, **kw),
-], ids=["uniform", "normal", "randint"])
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda **kw: mx.nd.random.uniform(**kw),
+        lambda **kw: mx.nd.random.normal(**kw),
+        lambda **kw: mx.nd.random.randint(0, 10, **kw),
+    ],
+    ids=["uniform", "normal", "randint"],
+)
 def test_shapes_and_contexts(ctx, draw):
     seeded(1)
     assert draw(ctx=ctx).shape == (1,)  # no shape: one sample, as MXNet
@@ -58,6 +63,7 @@ def test_mx_random_is_mx_nd_random(ctx):
 
 
 # ------------------------------------------------------------ values and moments
+
 
 @pytest.mark.parametrize("low, high", [(0, 1), (-2.0, 3.0), (10, 10.5)])
 def test_uniform_bounds_and_moments(ctx, low, high):
@@ -100,13 +106,17 @@ def test_randint_needs_high_above_low(ctx, low, high):
         mx.nd.random.randint(low, high, shape=2, ctx=ctx)
 
 
-@pytest.mark.parametrize("draw", [
-    lambda p: mx.nd.random.uniform(p, 1, shape=2),
-    lambda p: mx.nd.random.uniform(0, p, shape=2),
-    lambda p: mx.nd.random.normal(p, 1, shape=2),
-    lambda p: mx.nd.random.normal(0, p, shape=2),
-    lambda p: mx.nd.random.randint(p, 5, shape=2),
-], ids=["uniform-low", "uniform-high", "normal-loc", "normal-scale", "randint-low"])
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda p: mx.nd.random.uniform(p, 1, shape=2),
+        lambda p: mx.nd.random.uniform(0, p, shape=2),
+        lambda p: mx.nd.random.normal(p, 1, shape=2),
+        lambda p: mx.nd.random.normal(0, p, shape=2),
+        lambda p: mx.nd.random.randint(p, 5, shape=2),
+    ],
+    ids=["uniform-low", "uniform-high", "normal-loc", "normal-scale", "randint-low"],
+)
 def test_ndarray_parameters_are_not_implemented(ctx, draw):
     with pytest.raises(NotImplementedError):
         draw(mx.nd.zeros((2,), ctx=ctx))
@@ -114,12 +124,17 @@ def test_ndarray_parameters_are_not_implemented(ctx, draw):
 
 # ------------------------------------------------------------------------ seeds
 
-@pytest.mark.parametrize("draw", [
-    lambda ctx: mx.nd.random.uniform(shape=(50,), ctx=ctx),
-    lambda ctx: mx.nd.random.normal(2, 3, shape=(5, 10), ctx=ctx),
-    lambda ctx: mx.nd.random.randint(0, 1000, shape=(50,), ctx=ctx),
-    lambda ctx: mx.nd.random.shuffle(mx.nd.arange(50, ctx=ctx)),
-], ids=["uniform", "normal", "randint", "shuffle"])
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda ctx: mx.nd.random.uniform(shape=(50,), ctx=ctx),
+        lambda ctx: mx.nd.random.normal(2, 3, shape=(5, 10), ctx=ctx),
+        lambda ctx: mx.nd.random.randint(0, 1000, shape=(50,), ctx=ctx),
+        lambda ctx: mx.nd.random.shuffle(mx.nd.arange(50, ctx=ctx)),
+    ],
+    ids=["uniform", "normal", "randint", "shuffle"],
+)
 def test_seed_makes_draws_reproducible(ctx, draw):
     seeded(123)
     first, second = draw(ctx).asnumpy(), draw(ctx).asnumpy()
@@ -145,6 +160,7 @@ def test_seed_must_be_an_integer():
 
 # ---------------------------------------------------------------------- shuffle
 
+
 @pytest.mark.parametrize("shape", [(30,), (30, 3), (12, 2, 2)])
 def test_shuffle_permutes_rows_and_keeps_the_input(ctx, shape):
     seeded(8)
@@ -165,6 +181,7 @@ def test_shuffle_permutes_rows_and_keeps_the_input(ctx, shape):
 
 
 # -------------------------------------------------------------------------- out=
+
 
 def test_out_is_filled_with_fresh_samples(ctx):
     seeded(9)

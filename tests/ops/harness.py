@@ -64,7 +64,10 @@ def assert_close(actual, expected, what, tolerance=None):
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     if expected.dtype.kind in "fc":
         np.testing.assert_allclose(
-            actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol,
+            actual.astype(np.float64),
+            expected.astype(np.float64),
+            rtol=rtol,
+            atol=atol,
             err_msg=what,
         )
     else:
@@ -91,8 +94,9 @@ def replay_golden(case_id, ctx, tolerance=None, skip=()):
     if "infer" in case["modes"] and "infer" not in skip:
         expected = [data.get(f"out_infer.{i}", data.get(f"out.{i}")) for i in _out_range(case)]
         aux = [_on(ctx, data[f"aux.{n}"]) for n in aux_names]
-        outs, _ = op.forward(OpContext(False, ctx.backend, ctx.device_id), params,
-                             [_on(ctx, a) for a in args], aux)
+        outs, _ = op.forward(
+            OpContext(False, ctx.backend, ctx.device_id), params, [_on(ctx, a) for a in args], aux
+        )
         for i, (out, want) in enumerate(zip(outs, expected, strict=False)):
             if want is not None:
                 assert_close(_host(ctx, out), want, f"{case_id}: inference output {i}", tolerance)
@@ -118,37 +122,52 @@ def _check_inference(op, params, case, args, aux):
     out_shapes = [out_shapes[i] for i in recorded]
     assert [tuple(s) for s in out_shapes] == [tuple(s) for s in case["out_shapes"]], case["id"]
     assert [tuple(s) for s in in_shapes] == [a.shape for a in args], case["id"]
-    _, out_types, _ = op.infer_types(params, [a.dtype.name for a in args],
-                                     aux_types=[a.dtype.name for a in aux])
+    _, out_types, _ = op.infer_types(
+        params, [a.dtype.name for a in args], aux_types=[a.dtype.name for a in aux]
+    )
     assert [out_types[i] for i in recorded] == case["out_dtypes"], case["id"]
 
 
 def _check_train(op, params, case, data, args, ctx, tolerance, skip):
     cid, aux_names = case["id"], case["aux_states"]
     aux = [_on(ctx, data[f"aux.{n}"]) for n in aux_names]
-    outs, saved = op.forward(OpContext(True, ctx.backend, ctx.device_id), params,
-                             [_on(ctx, a) for a in args], aux)
+    outs, saved = op.forward(
+        OpContext(True, ctx.backend, ctx.device_id), params, [_on(ctx, a) for a in args], aux
+    )
     for i in _out_range(case):
         assert_close(_host(ctx, outs[i]), data[f"out.{i}"], f"{cid}: train output {i}", tolerance)
     for name, array in zip(aux_names, aux, strict=True):
         if f"aux_after_fwd.{name}" in data:
-            assert_close(_host(ctx, array), data[f"aux_after_fwd.{name}"],
-                         f"{cid}: aux {name} after forward", tolerance)
+            assert_close(
+                _host(ctx, array),
+                data[f"aux_after_fwd.{name}"],
+                f"{cid}: aux {name} after forward",
+                tolerance,
+            )
     if not case.get("backward") or "backward" in skip:
         return
-    heads = [_on(ctx, data[f"head_grad.{i}"]) if f"head_grad.{i}" in data
-             else ctx.backend.xp.zeros_like(outs[i]) for i in range(len(outs))]
+    heads = [
+        _on(ctx, data[f"head_grad.{i}"])
+        if f"head_grad.{i}" in data
+        else ctx.backend.xp.zeros_like(outs[i])
+        for i in range(len(outs))
+    ]
     need = [case["grad_req"].get(name, "null") != "null" for name in case["arguments"]]
     grads = op.backward(OpContext(True, ctx.backend, ctx.device_id), params, saved, heads, need)
     for name, needed, grad in zip(case["arguments"], need, grads, strict=True):
         if needed and f"grad.{name}" in data:
             assert grad is not None, f"{cid}: no gradient for {name}"
-            assert_close(_host(ctx, grad), data[f"grad.{name}"], f"{cid}: gradient of {name}",
-                         tolerance)
+            assert_close(
+                _host(ctx, grad), data[f"grad.{name}"], f"{cid}: gradient of {name}", tolerance
+            )
     for name, array in zip(aux_names, aux, strict=True):
         if f"aux_after.{name}" in data:
-            assert_close(_host(ctx, array), data[f"aux_after.{name}"],
-                         f"{cid}: aux {name} after backward", tolerance)
+            assert_close(
+                _host(ctx, array),
+                data[f"aux_after.{name}"],
+                f"{cid}: aux {name} after backward",
+                tolerance,
+            )
 
 
 def infer(op_name, attrs, in_shapes, out_shapes=None, aux_shapes=None):
@@ -157,8 +176,20 @@ def infer(op_name, attrs, in_shapes, out_shapes=None, aux_shapes=None):
     return op.infer_shapes(op.parse(attrs), in_shapes, out_shapes, aux_shapes, node="node0")
 
 
-def check_numeric_gradient(op_name, attrs, inputs, ctx, aux=None, grad_args=None,
-                           loss=None, is_train=True, eps=1e-6, rtol=1e-5, atol=1e-7, seed=0):
+def check_numeric_gradient(
+    op_name,
+    attrs,
+    inputs,
+    ctx,
+    aux=None,
+    grad_args=None,
+    loss=None,
+    is_train=True,
+    eps=1e-6,
+    rtol=1e-5,
+    atol=1e-7,
+    seed=0,
+):
     """Compare the op's backward with central differences of a scalar loss, in float64.
 
     Args:
@@ -187,15 +218,20 @@ def check_numeric_gradient(op_name, attrs, inputs, ctx, aux=None, grad_args=None
     outs, saved = run(inputs)
     heads_host = [rng.standard_normal(_host(ctx, o).shape) for o in outs]
     if loss is None:
+
         def loss(outputs, heads):
             return sum(float(np.sum(o * h)) for o, h in zip(outputs, heads, strict=True))
+
     need = [i in grad_args for i in range(len(inputs))]
     grads = op.backward(op_ctx, params, saved, [_on(ctx, h) for h in heads_host], need)
     for index in grad_args:
         analytic = _host(ctx, grads[index])
         numeric = _numeric(run, loss, inputs, index, heads_host, ctx, eps)
         np.testing.assert_allclose(
-            analytic, numeric, rtol=rtol, atol=atol,
+            analytic,
+            numeric,
+            rtol=rtol,
+            atol=atol,
             err_msg=f"{op_name}{attrs}: gradient of argument {index} (seed {seed})",
         )
 

@@ -31,13 +31,16 @@ def _reference_conv(x, w, b, stride, dilate, pad, groups):
     out = np.zeros((x.shape[0], f, *out_size))
     fg = f // groups
     for pos in itertools.product(*map(range, out_size)):
-        index = tuple(slice(o * s, o * s + e, d)
-                      for o, s, e, d in zip(pos, stride, extent, dilate, strict=True))
+        index = tuple(
+            slice(o * s, o * s + e, d)
+            for o, s, e, d in zip(pos, stride, extent, dilate, strict=True)
+        )
         patch = x[(slice(None), slice(None), *index)]
         for g in range(groups):
-            part = patch[:, g * cg:(g + 1) * cg].reshape(x.shape[0], -1)
-            out[(slice(None), slice(g * fg, (g + 1) * fg), *pos)] = \
-                part @ w[g * fg:(g + 1) * fg].reshape(fg, -1).T
+            part = patch[:, g * cg : (g + 1) * cg].reshape(x.shape[0], -1)
+            out[(slice(None), slice(g * fg, (g + 1) * fg), *pos)] = (
+                part @ w[g * fg : (g + 1) * fg].reshape(fg, -1).T
+            )
     if b is not None:
         out += b.reshape(1, -1, *(1,) * nd)
     return out
@@ -63,13 +66,20 @@ CONV_VARIANTS = [
 
 def _conv_attrs(w_shape, opts):
     nd = len(w_shape) - 2
-    attrs = {"kernel": str(tuple(w_shape[2:])), "num_filter": str(w_shape[0]),
-             "num_group": str(opts.get("groups", 1))}
+    attrs = {
+        "kernel": str(tuple(w_shape[2:])),
+        "num_filter": str(w_shape[0]),
+        "num_group": str(opts.get("groups", 1)),
+    }
     for name in ("stride", "dilate", "pad"):
         if name in opts:
             attrs[name] = str(tuple(opts[name]))
-    return attrs, [opts.get("stride", (1,) * nd), opts.get("dilate", (1,) * nd),
-                   opts.get("pad", (0,) * nd), opts.get("groups", 1)]
+    return attrs, [
+        opts.get("stride", (1,) * nd),
+        opts.get("dilate", (1,) * nd),
+        opts.get("pad", (0,) * nd),
+        opts.get("groups", 1),
+    ]
 
 
 @pytest.mark.parametrize("x_shape, w_shape, opts", CONV_VARIANTS)
@@ -86,16 +96,20 @@ def test_convolution_matches_direct_reference(x_shape, w_shape, opts, ctx):
 def test_convolution_numeric_gradient(x_shape, w_shape, opts, ctx):
     rng = np.random.default_rng(4)
     attrs, _ = _conv_attrs(w_shape, opts)
-    inputs = [rng.standard_normal(x_shape), rng.standard_normal(w_shape),
-              rng.standard_normal(w_shape[0])]
+    inputs = [
+        rng.standard_normal(x_shape),
+        rng.standard_normal(w_shape),
+        rng.standard_normal(w_shape[0]),
+    ]
     check_numeric_gradient("Convolution", attrs, inputs, ctx)
 
 
 def test_convolution_without_bias_numeric_gradient(ctx):
     rng = np.random.default_rng(5)
     inputs = [rng.standard_normal((2, 2, 4, 5)), rng.standard_normal((3, 2, 2, 2))]
-    check_numeric_gradient("Convolution", {"kernel": "(2, 2)", "num_filter": "3",
-                                           "no_bias": "True"}, inputs, ctx)
+    check_numeric_gradient(
+        "Convolution", {"kernel": "(2, 2)", "num_filter": "3", "no_bias": "True"}, inputs, ctx
+    )
 
 
 def _deconv_reference(x, w, attrs, ctx, pad):
@@ -113,34 +127,41 @@ def _deconv_reference(x, w, attrs, ctx, pad):
     op_ctx = OpContext(True, ctx.backend, ctx.device_id)
     _, saved = conv.forward(op_ctx, params, [probe, weight], [])
     head = ctx.backend.asarray(x, x.dtype, ctx.device_id)
-    return np.asarray(ctx.backend.to_host(
-        conv.backward(op_ctx, params, saved, [head], [True, False])[0]))
+    return np.asarray(
+        ctx.backend.to_host(conv.backward(op_ctx, params, saved, [head], [True, False])[0])
+    )
 
 
 DECONV_VARIANTS = [  # data, weight, attrs, pad of the matching convolution if derived
-    ((2, 3, 4), (3, 2, 3), {"kernel": "(3,)", "stride": "(2,)", "pad": "(1,)", "adj": "(1,)"},
-     None),
-    ((2, 4, 3, 3), (4, 1, 3, 2), {"kernel": "(3, 2)", "stride": "(2, 1)", "num_group": "2"},
-     None),
-    ((1, 2, 3, 9), (2, 2, 2, 3), {"kernel": "(2, 3)", "dilate": "(2, 2)", "pad": "(1, 1)"},
-     None),
+    (
+        (2, 3, 4),
+        (3, 2, 3),
+        {"kernel": "(3,)", "stride": "(2,)", "pad": "(1,)", "adj": "(1,)"},
+        None,
+    ),
+    ((2, 4, 3, 3), (4, 1, 3, 2), {"kernel": "(3, 2)", "stride": "(2, 1)", "num_group": "2"}, None),
+    ((1, 2, 3, 9), (2, 2, 2, 3), {"kernel": "(2, 3)", "dilate": "(2, 2)", "pad": "(1, 1)"}, None),
     ((1, 2, 2, 3, 2), (2, 2, 2, 2, 2), {"kernel": "(2, 2, 2)", "stride": "(2, 1, 2)"}, None),
     # target (7, 8) from (3, 4): 2*2+4-7 = 1 -> pad 1, adj 1; 2*3+4-8 = 2 -> pad 1, adj 0
-    ((2, 2, 3, 4), (2, 3, 4, 4),
-     {"kernel": "(4, 4)", "stride": "(2, 2)", "target_shape": "(7, 8)"}, "(1, 1)"),
+    (
+        (2, 2, 3, 4),
+        (2, 3, 4, 4),
+        {"kernel": "(4, 4)", "stride": "(2, 2)", "target_shape": "(7, 8)"},
+        "(1, 1)",
+    ),
     ((1, 2, 17), (2, 2, 3), {"kernel": "(3,)", "stride": "(2,)"}, None),  # long rows
 ]
 
 
 @pytest.mark.parametrize("x_shape, w_shape, attrs, conv_pad", DECONV_VARIANTS)
-def test_deconvolution_is_the_convolution_data_gradient(x_shape, w_shape, attrs, conv_pad,
-                                                        ctx):
+def test_deconvolution_is_the_convolution_data_gradient(x_shape, w_shape, attrs, conv_pad, ctx):
     rng = np.random.default_rng(6)
     x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
     attrs = {"num_filter": str(w_shape[1] * int(attrs.get("num_group", 1))), **attrs}
     out = _run(ctx, "Deconvolution", attrs, [x, w])[0]
-    np.testing.assert_allclose(out, _deconv_reference(x, w, attrs, ctx, conv_pad), rtol=1e-10,
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        out, _deconv_reference(x, w, attrs, ctx, conv_pad), rtol=1e-10, atol=1e-10
+    )
 
 
 @pytest.mark.parametrize("x_shape, w_shape, attrs, conv_pad", DECONV_VARIANTS)
@@ -148,8 +169,11 @@ def test_deconvolution_numeric_gradient(x_shape, w_shape, attrs, conv_pad, ctx):
     rng = np.random.default_rng(7)
     filters = w_shape[1] * int(attrs.get("num_group", 1))
     attrs = {"num_filter": str(filters), "no_bias": "False", **attrs}
-    inputs = [rng.standard_normal(x_shape), rng.standard_normal(w_shape),
-              rng.standard_normal(filters)]
+    inputs = [
+        rng.standard_normal(x_shape),
+        rng.standard_normal(w_shape),
+        rng.standard_normal(filters),
+    ]
     check_numeric_gradient("Deconvolution", attrs, inputs, ctx)
 
 
@@ -208,10 +232,12 @@ def test_backward_never_writes_over_the_inputs(ctx):
     arrays = [ctx.backend.asarray(a, a.dtype, ctx.device_id) for a in (x, w)]
     outs, saved = op.forward(op_ctx, params, arrays, [])
     head = ctx.backend.xp.ones_like(outs[0])
-    first = [ctx.backend.to_host(g) for g in op.backward(op_ctx, params, saved, [head],
-                                                          [True, True])]
-    second = [ctx.backend.to_host(g) for g in op.backward(op_ctx, params, saved, [head],
-                                                           [True, True])]
+    first = [
+        ctx.backend.to_host(g) for g in op.backward(op_ctx, params, saved, [head], [True, True])
+    ]
+    second = [
+        ctx.backend.to_host(g) for g in op.backward(op_ctx, params, saved, [head], [True, True])
+    ]
     np.testing.assert_array_equal(ctx.backend.to_host(arrays[0]), x)
     for a, b in zip(first, second, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -219,16 +245,18 @@ def test_backward_never_writes_over_the_inputs(ctx):
 
 def test_float16_computes_in_float32_and_keeps_dtype(ctx):
     rng = np.random.default_rng(11)
-    x, w, b = (rng.standard_normal(s).astype(np.float16) for s in ((2, 3, 6, 6), (4, 3, 3, 3),
-                                                                    (4,)))
+    x, w, b = (
+        rng.standard_normal(s).astype(np.float16) for s in ((2, 3, 6, 6), (4, 3, 3, 3), (4,))
+    )
     attrs = {"kernel": "(3, 3)", "num_filter": "4"}
     out16, saved, params = _run(ctx, "Convolution", attrs, [x, w, b])
     out32 = _run(ctx, "Convolution", attrs, [a.astype(np.float32) for a in (x, w, b)])[0]
     assert out16.dtype == np.float16
     np.testing.assert_allclose(out16, out32, rtol=2e-2, atol=2e-2)
     head = ctx.backend.xp.ones(out16.shape, dtype=np.float16)
-    grads = opdef("Convolution").backward(OpContext(True, ctx.backend, ctx.device_id), params,
-                                          saved, [head], [True, True, True])
+    grads = opdef("Convolution").backward(
+        OpContext(True, ctx.backend, ctx.device_id), params, saved, [head], [True, True, True]
+    )
     assert [g.dtype for g in grads] == [np.float16] * 3
 
 
@@ -236,42 +264,71 @@ def test_float16_computes_in_float32_and_keeps_dtype(ctx):
 
 
 def test_convolution_infers_weight_bias_and_output():
-    ins, outs, _ = infer("Convolution", {"kernel": "(3, 3)", "num_filter": "8", "num_group": "2",
-                                         "stride": "(2, 2)", "pad": "(1, 1)"},
-                         [(4, 6, 9, 10), None, None])
+    ins, outs, _ = infer(
+        "Convolution",
+        {
+            "kernel": "(3, 3)",
+            "num_filter": "8",
+            "num_group": "2",
+            "stride": "(2, 2)",
+            "pad": "(1, 1)",
+        },
+        [(4, 6, 9, 10), None, None],
+    )
     assert ins == [(4, 6, 9, 10), (8, 3, 3, 3), (8,)] and outs == [(4, 8, 5, 5)]
-    ins, outs, _ = infer("Convolution", {"kernel": "(2,)", "num_filter": "3",
-                                         "dilate": "(3,)", "no_bias": "True"},
-                         [(2, 5, 11), None])
+    ins, outs, _ = infer(
+        "Convolution",
+        {"kernel": "(2,)", "num_filter": "3", "dilate": "(3,)", "no_bias": "True"},
+        [(2, 5, 11), None],
+    )
     assert ins == [(2, 5, 11), (3, 5, 2)] and outs == [(2, 3, 8)]
 
 
 def test_convolution_learns_batch_sizes_and_channels_backwards():
-    ins, outs, _ = infer("Convolution", {"kernel": "(3, 3)", "num_filter": "4"},
-                         [(0, 0, 0, 7), (4, 3, 3, 3), None], out_shapes=[(5, 4, 6, 5)])
+    ins, outs, _ = infer(
+        "Convolution",
+        {"kernel": "(3, 3)", "num_filter": "4"},
+        [(0, 0, 0, 7), (4, 3, 3, 3), None],
+        out_shapes=[(5, 4, 6, 5)],
+    )
     assert ins[0] == (5, 3, 8, 7) and outs == [(5, 4, 6, 5)]
-    ins, _, _ = infer("Convolution", {"kernel": "(3,)", "num_filter": "4", "stride": "(2,)"},
-                      [(0, 3, 0), None, None], out_shapes=[(5, 4, 6)])
+    ins, _, _ = infer(
+        "Convolution",
+        {"kernel": "(3,)", "num_filter": "4", "stride": "(2,)"},
+        [(0, 3, 0), None, None],
+        out_shapes=[(5, 4, 6)],
+    )
     assert ins[0] == (5, 3, 0)  # a strided size cannot be recovered
 
 
 def test_convolution_without_data_shape_only_fills_bias():
-    ins, outs, _ = infer("Convolution", {"kernel": "(3, 3)", "num_filter": "4"},
-                         [None, None, None])
+    ins, outs, _ = infer("Convolution", {"kernel": "(3, 3)", "num_filter": "4"}, [None, None, None])
     assert ins == [None, None, (4,)] and outs == [None]
 
 
 @pytest.mark.parametrize(
     "attrs, shapes, fragments",
     [
-        ({"kernel": "(3, 3)", "num_filter": "4"}, [(2, 3, 5, 5), (4, 2, 3, 3), None],
-         ["'weight'", "(4, 2, 3, 3)", "(4, 3, 3, 3)"]),
-        ({"kernel": "(3, 3)", "num_filter": "4"}, [(2, 3, 5), None, None],
-         ["'data'", "(2, 3, 5)", "4-D"]),
-        ({"kernel": "(3, 3)", "num_filter": "4", "num_group": "2"}, [(2, 3, 5, 5), None, None],
-         ["'data'", "num_group=2"]),
-        ({"kernel": "(3, 3)", "num_filter": "4", "dilate": "(2, 2)"},
-         [(2, 3, 4, 9), None, None], ["'data'", "exceeds"]),
+        (
+            {"kernel": "(3, 3)", "num_filter": "4"},
+            [(2, 3, 5, 5), (4, 2, 3, 3), None],
+            ["'weight'", "(4, 2, 3, 3)", "(4, 3, 3, 3)"],
+        ),
+        (
+            {"kernel": "(3, 3)", "num_filter": "4"},
+            [(2, 3, 5), None, None],
+            ["'data'", "(2, 3, 5)", "4-D"],
+        ),
+        (
+            {"kernel": "(3, 3)", "num_filter": "4", "num_group": "2"},
+            [(2, 3, 5, 5), None, None],
+            ["'data'", "num_group=2"],
+        ),
+        (
+            {"kernel": "(3, 3)", "num_filter": "4", "dilate": "(2, 2)"},
+            [(2, 3, 4, 9), None, None],
+            ["'data'", "exceeds"],
+        ),
         ({"kernel": "(3,)", "num_filter": "4"}, [(2, 3, 5), None, (5,)], ["'bias'", "(4,)"]),
     ],
 )
@@ -285,21 +342,40 @@ def test_convolution_shape_errors_name_node_argument_and_shapes(attrs, shapes, f
 
 
 def test_deconvolution_infers_weight_and_output():
-    ins, outs, _ = infer("Deconvolution", {"kernel": "(3, 3)", "num_filter": "6", "num_group": "2",
-                                           "stride": "(2, 2)", "pad": "(1, 1)", "adj": "(1, 0)"},
-                         [(2, 4, 5, 6), None])
+    ins, outs, _ = infer(
+        "Deconvolution",
+        {
+            "kernel": "(3, 3)",
+            "num_filter": "6",
+            "num_group": "2",
+            "stride": "(2, 2)",
+            "pad": "(1, 1)",
+            "adj": "(1, 0)",
+        },
+        [(2, 4, 5, 6), None],
+    )
     assert ins == [(2, 4, 5, 6), (4, 3, 3, 3)] and outs == [(2, 6, 10, 11)]
-    ins, outs, _ = infer("Deconvolution", {"kernel": "(4, 4)", "num_filter": "2",
-                                           "stride": "(2, 2)", "target_shape": "(9, 12)",
-                                           "no_bias": "False"},
-                         [(1, 3, 5, 6), None, None])
+    ins, outs, _ = infer(
+        "Deconvolution",
+        {
+            "kernel": "(4, 4)",
+            "num_filter": "2",
+            "stride": "(2, 2)",
+            "target_shape": "(9, 12)",
+            "no_bias": "False",
+        },
+        [(1, 3, 5, 6), None, None],
+    )
     assert ins[1:] == [(3, 2, 4, 4), (2,)] and outs == [(1, 2, 9, 12)]
 
 
 def test_deconvolution_rejects_unreachable_target_shape():
     with pytest.raises(ShapeError, match="target_shape"):
-        infer("Deconvolution", {"kernel": "(2,)", "num_filter": "2", "target_shape": "(20,)"},
-              [(1, 3, 5), None])
+        infer(
+            "Deconvolution",
+            {"kernel": "(2,)", "num_filter": "2", "target_shape": "(20,)"},
+            [(1, 3, 5), None],
+        )
 
 
 @pytest.mark.parametrize(
@@ -308,19 +384,37 @@ def test_deconvolution_rejects_unreachable_target_shape():
         ("Convolution", {"num_filter": "2"}, "required parameter 'kernel'"),
         ("Convolution", {"kernel": "(3, 3)"}, "required parameter 'num_filter'"),
         ("Convolution", {"kernel": "(3, 3)", "num_filter": "0"}, "num_filter must be positive"),
-        ("Convolution", {"kernel": "(3, 3)", "num_filter": "3", "num_group": "2"},
-         "multiple of num_group"),
-        ("Convolution", {"kernel": "(3, 3)", "num_filter": "3", "stride": "(1,)"},
-         "stride=(1,) is invalid"),
-        ("Convolution", {"kernel": "(3, 3)", "num_filter": "3", "stride": "(0, 1)"},
-         "stride=(0, 1) is invalid"),
+        (
+            "Convolution",
+            {"kernel": "(3, 3)", "num_filter": "3", "num_group": "2"},
+            "multiple of num_group",
+        ),
+        (
+            "Convolution",
+            {"kernel": "(3, 3)", "num_filter": "3", "stride": "(1,)"},
+            "stride=(1,) is invalid",
+        ),
+        (
+            "Convolution",
+            {"kernel": "(3, 3)", "num_filter": "3", "stride": "(0, 1)"},
+            "stride=(0, 1) is invalid",
+        ),
         ("Convolution", {"kernel": "(3, 3, 3, 3)", "num_filter": "3"}, "kernel="),
-        ("Convolution", {"kernel": "(3,)", "num_filter": "3", "cudnn_tune": "slow"},
-         "cudnn_tune='slow'"),
-        ("Convolution", {"kernel": "(3,)", "num_filter": "3", "layout": "NCHW"},
-         "layout='NCHW' is invalid"),
-        ("Deconvolution", {"kernel": "(3,)", "num_filter": "3", "stride": "(2,)", "adj": "(2,)"},
-         "adj=(2,) is invalid"),
+        (
+            "Convolution",
+            {"kernel": "(3,)", "num_filter": "3", "cudnn_tune": "slow"},
+            "cudnn_tune='slow'",
+        ),
+        (
+            "Convolution",
+            {"kernel": "(3,)", "num_filter": "3", "layout": "NCHW"},
+            "layout='NCHW' is invalid",
+        ),
+        (
+            "Deconvolution",
+            {"kernel": "(3,)", "num_filter": "3", "stride": "(2,)", "adj": "(2,)"},
+            "adj=(2,) is invalid",
+        ),
     ],
 )
 def test_bad_params(op_name, attrs, fragment):
@@ -336,8 +430,16 @@ def test_channel_last_layout_is_not_implemented(op_name):
 
 def test_defaults_and_argument_names():
     conv, deconv = opdef("Convolution"), opdef("Deconvolution")
-    params = conv.parse({"kernel": "(3, 3)", "num_filter": "2", "cudnn_tune": "fastest",
-                         "workspace": "512", "cudnn_off": "True", "layout": "NCHW"})
+    params = conv.parse(
+        {
+            "kernel": "(3, 3)",
+            "num_filter": "2",
+            "cudnn_tune": "fastest",
+            "workspace": "512",
+            "cudnn_off": "True",
+            "layout": "NCHW",
+        }
+    )
     assert conv.arguments(params) == ("data", "weight", "bias") and params.workspace == 512
     params = deconv.parse({"kernel": "(3,)", "num_filter": "2"})
     assert params.no_bias and deconv.arguments(params) == ("data", "weight")

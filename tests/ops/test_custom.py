@@ -136,8 +136,12 @@ def test_custom_softmax_trains_like_softmax_output(ctx):
     weight = (rng.standard_normal((3, 5)) * 0.1).astype(np.float32)
     executors = {}
     for head in ("custom", "builtin"):
-        args = {"data": _nd(ctx, data), "label": _nd(ctx, label), "fc_weight": _nd(ctx, weight),
-                "fc_bias": _nd(ctx, np.zeros(3))}
+        args = {
+            "data": _nd(ctx, data),
+            "label": _nd(ctx, label),
+            "fc_weight": _nd(ctx, weight),
+            "fc_bias": _nd(ctx, np.zeros(3)),
+        }
         grads = {"fc_weight": _nd(ctx, np.zeros((3, 5))), "fc_bias": _nd(ctx, np.zeros(3))}
         executors[head] = _softmax_net(head).bind(ctx, args, args_grad=grads)
     for _ in range(5):
@@ -147,11 +151,16 @@ def test_custom_softmax_trains_like_softmax_output(ctx):
             for name in ("fc_weight", "fc_bias"):
                 ex.arg_dict[name][:] = ex.arg_dict[name] - ex.grad_dict[name] * 0.5
         custom, builtin = executors["custom"], executors["builtin"]
-        np.testing.assert_allclose(custom.outputs[0].asnumpy(), builtin.outputs[0].asnumpy(),
-                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            custom.outputs[0].asnumpy(), builtin.outputs[0].asnumpy(), rtol=1e-5, atol=1e-6
+        )
         for name in ("fc_weight", "fc_bias"):
-            np.testing.assert_allclose(custom.grad_dict[name].asnumpy(),
-                                       builtin.grad_dict[name].asnumpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(
+                custom.grad_dict[name].asnumpy(),
+                builtin.grad_dict[name].asnumpy(),
+                rtol=1e-5,
+                atol=1e-6,
+            )
     # training changed the weights, and the loss went down
     assert not np.allclose(custom.arg_dict["fc_weight"].asnumpy(), weight)
     # need_top_grad=False: a head gradient given to backward is ignored
@@ -161,8 +170,9 @@ def test_custom_softmax_trains_like_softmax_output(ctx):
     after_fwd = custom.grad_dict["fc_weight"].asnumpy()
     builtin.forward(is_train=True)
     builtin.backward()
-    np.testing.assert_allclose(after_fwd, builtin.grad_dict["fc_weight"].asnumpy(), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        after_fwd, builtin.grad_dict["fc_weight"].asnumpy(), rtol=1e-5, atol=1e-6
+    )
     assert before.shape == after_fwd.shape
 
 
@@ -192,8 +202,12 @@ def test_two_outputs_and_aux_state(ctx):
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
     count = _nd(ctx, [0.0])
-    ex = sd.bind(ctx, {"a": _nd(ctx, x), "b": _nd(ctx, y)},
-                 args_grad={"a": _nd(ctx, np.zeros((2, 3)))}, aux_states={"sd_count": count})
+    ex = sd.bind(
+        ctx,
+        {"a": _nd(ctx, x), "b": _nd(ctx, y)},
+        args_grad={"a": _nd(ctx, np.zeros((2, 3)))},
+        aux_states={"sd_count": count},
+    )
     ex.forward(is_train=False)
     assert count.asnumpy()[0] == 0
     ex.forward(is_train=True)
@@ -206,8 +220,12 @@ def test_two_outputs_and_aux_state(ctx):
     np.testing.assert_allclose(ex.grad_dict["a"].asnumpy(), g_sum + g_diff, rtol=1e-5)
     assert "b" not in ex.grad_dict
     # only the first output is a head: the other's gradient is zeros
-    first = sd[0].bind(ctx, {"a": _nd(ctx, x), "b": _nd(ctx, y)},
-                       args_grad={"a": _nd(ctx, np.zeros((2, 3)))}, aux_states=[count])
+    first = sd[0].bind(
+        ctx,
+        {"a": _nd(ctx, x), "b": _nd(ctx, y)},
+        args_grad={"a": _nd(ctx, np.zeros((2, 3)))},
+        aux_states=[count],
+    )
     first.forward(is_train=True)
     first.backward(out_grads=[_nd(ctx, g_sum)])
     np.testing.assert_allclose(first.grad_dict["a"].asnumpy(), g_sum, rtol=1e-5)
@@ -356,8 +374,14 @@ def _axpy_backward(ctx, p, saved, out_grads, need_grad):
     return [p.alpha * grad if need_grad[0] else None, grad if need_grad[1] else None]
 
 
-AXPY = OpDef(name="TestPluginAxpy", params=_AxpyParams, arguments=("x", "y"),
-             forward=_axpy_forward, backward=_axpy_backward, doc="alpha * x + y")
+AXPY = OpDef(
+    name="TestPluginAxpy",
+    params=_AxpyParams,
+    arguments=("x", "y"),
+    forward=_axpy_forward,
+    backward=_axpy_backward,
+    doc="alpha * x + y",
+)
 
 
 class _AxpyPlugin:

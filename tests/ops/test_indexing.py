@@ -145,8 +145,9 @@ def test_one_hot_inference():
 
 def test_embedding_numeric_gradient(ctx):
     data = np.asarray([[1, 3, 1], [0, 1, 4]], np.float32)
-    check_numeric_gradient("Embedding", {"input_dim": "5", "output_dim": "3"},
-                           [data, rand(5, 3)], ctx, grad_args=[1])
+    check_numeric_gradient(
+        "Embedding", {"input_dim": "5", "output_dim": "3"}, [data, rand(5, 3)], ctx, grad_args=[1]
+    )
 
 
 def test_embedding_repeated_indices_accumulate(ctx):
@@ -205,14 +206,19 @@ def test_topk_numeric_gradient(attrs, shape, ctx):
 
 def test_topk_outputs_hidden_outputs_and_types():
     op = opdef("topk")
-    for ret_typ, names, hidden in [("indices", ("output",), 0), ("mask", ("output",), 0),
-                                   ("value", ("output0",), 1),
-                                   ("both", ("output0", "output1"), 0)]:
+    for ret_typ, names, hidden in [
+        ("indices", ("output",), 0),
+        ("mask", ("output",), 0),
+        ("value", ("output0",), 1),
+        ("both", ("output0", "output1"), 0),
+    ]:
         params = op.parse({"ret_typ": ret_typ})
         assert op.outputs(params) == names and op.num_hidden(params) == hidden
     assert types("topk", {"dtype": "int32"}, ["float64"])[1] == ["int32"]
     assert types("topk", {"ret_typ": "both", "dtype": "int64"}, ["float16"])[1] == [
-        "float16", "int64"]
+        "float16",
+        "int64",
+    ]
     assert types("topk", {"ret_typ": "mask"}, ["float64"])[1] == ["float64"]
 
 
@@ -285,10 +291,12 @@ def test_argsort_dtype_shapes_and_zero_gradient(ctx):
 def test_arg_reductions(op_name, ctx):
     data = np.asarray([[1.0, 5.0, 5.0], [7.0, -2.0, 0.0]], np.float16)
     reference = getattr(np, op_name)
-    for attrs, expected in [({"axis": "1"}, reference(data, axis=1)),
-                            ({"axis": "0", "keepdims": "True"}, reference(data, 0)[None]),
-                            ({}, np.asarray([reference(data)])),
-                            ({"keepdims": "True"}, np.asarray([[reference(data)]]))]:
+    for attrs, expected in [
+        ({"axis": "1"}, reference(data, axis=1)),
+        ({"axis": "0", "keepdims": "True"}, reference(data, 0)[None]),
+        ({}, np.asarray([reference(data)])),
+        ({"keepdims": "True"}, np.asarray([[reference(data)]])),
+    ]:
         (out,), op, params, saved = run(ctx, op_name, attrs, data)
         assert out.dtype == np.float16  # MXNet's legacy arg-reductions keep the input dtype
         np.testing.assert_array_equal(out, expected)

@@ -17,8 +17,14 @@ def test_prelu_gamma_starts_at_a_quarter():
 
 
 def test_upsampling_second_input_gets_bilinear():
-    up = mx.sym.UpSampling(mx.sym.Variable("a"), mx.sym.Variable("b"), scale=2,
-                           sample_type="nearest", num_args=2, name="up")
+    up = mx.sym.UpSampling(
+        mx.sym.Variable("a"),
+        mx.sym.Variable("b"),
+        scale=2,
+        sample_type="nearest",
+        num_args=2,
+        name="up",
+    )
     assert up.attr_dict()["b"]["__init__"] == '["bilinear", {}]'
     assert "__init__" not in up.attr_dict().get("a", {})
 

@@ -123,6 +123,10 @@ def test_dot_2d_does_not_copy_inputs_for_backward(ctx):
     # the hot path keeps views of its inputs (the transposes are free)
     op, xp = opdef("dot"), ctx.backend.xp
     lhs, rhs = xp.ones((4, 3), dtype=xp.float32), xp.ones((5, 3), dtype=xp.float32)
-    _, saved = op.forward(OpContext(True, ctx.backend, ctx.device_id),
-                          op.parse({"transpose_b": "True"}), [lhs, rhs], [])
+    _, saved = op.forward(
+        OpContext(True, ctx.backend, ctx.device_id),
+        op.parse({"transpose_b": "True"}),
+        [lhs, rhs],
+        [],
+    )
     assert saved[0] is lhs and saved[1].base is rhs

@@ -38,14 +38,16 @@ def test_activation_numeric_gradient(act_type, ctx):
 def test_fully_connected_infers_weight_and_bias_from_data():
     ins, outs, _ = infer("FullyConnected", {"num_hidden": "10"}, [(8, 3, 5), None, None])
     assert ins == [(8, 3, 5), (10, 15), (10,)] and outs == [(8, 10)]
-    ins, outs, _ = infer("FullyConnected", {"num_hidden": "10", "flatten": "False"},
-                         [(8, 3, 5), None, None])
+    ins, outs, _ = infer(
+        "FullyConnected", {"num_hidden": "10", "flatten": "False"}, [(8, 3, 5), None, None]
+    )
     assert ins[1] == (10, 5) and outs == [(8, 3, 10)]
 
 
 def test_fully_connected_learns_batch_size_from_output():
-    ins, outs, _ = infer("FullyConnected", {"num_hidden": "4"}, [(0, 6), None, None],
-                         out_shapes=[(5, 4)])
+    ins, outs, _ = infer(
+        "FullyConnected", {"num_hidden": "4"}, [(0, 6), None, None], out_shapes=[(5, 4)]
+    )
     assert ins[0] == (5, 6) and outs == [(5, 4)]
 
 

@@ -39,39 +39,64 @@ def test_pooling_numeric_gradient(pool_type, shape, attrs, ctx):
     attrs = {**attrs, "pool_type": pool_type}
     if pool_type == "lp":
         attrs["p_value"] = "2"
-    check_numeric_gradient("Pooling", attrs, [_distinct(shape, 1)], ctx, eps=1e-4, rtol=1e-5,
-                           atol=1e-6)
+    check_numeric_gradient(
+        "Pooling", attrs, [_distinct(shape, 1)], ctx, eps=1e-4, rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("p_value", ["1", "3"])
 @pytest.mark.parametrize("count_include_pad", ["True", "False"])
 def test_lp_and_exclusive_average_numeric_gradient(p_value, count_include_pad, ctx):
     data = _distinct((1, 2, 5, 5), 2)
-    check_numeric_gradient("Pooling", {"kernel": "(3, 3)", "pad": "(1, 1)", "stride": "(2, 2)",
-                                       "pool_type": "lp", "p_value": p_value}, [data], ctx,
-                           eps=1e-4)
-    check_numeric_gradient("Pooling", {"kernel": "(3, 2)", "pad": "(1, 1)", "pool_type": "avg",
-                                       "count_include_pad": count_include_pad,
-                                       "pooling_convention": "full", "stride": "(2, 2)"},
-                           [_distinct((1, 2, 5, 6), 3)], ctx, eps=1e-4)
+    check_numeric_gradient(
+        "Pooling",
+        {
+            "kernel": "(3, 3)",
+            "pad": "(1, 1)",
+            "stride": "(2, 2)",
+            "pool_type": "lp",
+            "p_value": p_value,
+        },
+        [data],
+        ctx,
+        eps=1e-4,
+    )
+    check_numeric_gradient(
+        "Pooling",
+        {
+            "kernel": "(3, 2)",
+            "pad": "(1, 1)",
+            "pool_type": "avg",
+            "count_include_pad": count_include_pad,
+            "pooling_convention": "full",
+            "stride": "(2, 2)",
+        },
+        [_distinct((1, 2, 5, 6), 3)],
+        ctx,
+        eps=1e-4,
+    )
 
 
 def _forward_backward(ctx, attrs, data):
     """Output and input gradient for a head gradient of ones."""
     op = opdef("Pooling")
     params, op_ctx = op.parse(attrs), OpContext(True, ctx.backend, ctx.device_id)
-    outs, saved = op.forward(op_ctx, params, [ctx.backend.asarray(data, data.dtype,
-                                                                  ctx.device_id)], [])
+    outs, saved = op.forward(
+        op_ctx, params, [ctx.backend.asarray(data, data.dtype, ctx.device_id)], []
+    )
     head = ctx.backend.xp.ones_like(outs[0])
     grad = op.backward(op_ctx, params, saved, [head], [True])[0]
     return [np.asarray(ctx.backend.to_host(a)) for a in (outs[0], grad)]
 
 
-@pytest.mark.parametrize("attrs, first_maxima", [
-    ({"kernel": "(2, 2)", "stride": "(2, 2)"}, [(0, 0)]),
-    ({"kernel": "(2, 2)", "stride": "(1, 1)"}, [(0, 0), (0, 1), (1, 0), (1, 1)]),
-    ({"global_pool": "True", "kernel": "(1, 1)"}, [(0, 0)]),
-])
+@pytest.mark.parametrize(
+    "attrs, first_maxima",
+    [
+        ({"kernel": "(2, 2)", "stride": "(2, 2)"}, [(0, 0)]),
+        ({"kernel": "(2, 2)", "stride": "(1, 1)"}, [(0, 0), (0, 1), (1, 0), (1, 1)]),
+        ({"global_pool": "True", "kernel": "(1, 1)"}, [(0, 0)]),
+    ],
+)
 def test_max_pooling_sends_gradient_to_the_first_maximum(attrs, first_maxima, ctx):
     data = np.zeros((1, 1, 3, 3), dtype=np.float32)  # every window is a tie (ReLU zeros)
     data[0, 0, 2, 2] = -1
@@ -94,10 +119,12 @@ def test_pooling_keeps_float16(ctx):
     "attrs, shape, expected",
     [
         ({"kernel": "(2, 2)", "stride": "(2, 2)"}, (2, 3, 5, 7), (2, 3, 2, 3)),
-        ({"kernel": "(2, 2)", "stride": "(2, 2)", "pooling_convention": "full"}, (2, 3, 5, 7),
-         (2, 3, 3, 4)),
-        ({"kernel": "(3,)", "stride": "(2,)", "pooling_convention": "same"}, (2, 3, 7),
-         (2, 3, 4)),
+        (
+            {"kernel": "(2, 2)", "stride": "(2, 2)", "pooling_convention": "full"},
+            (2, 3, 5, 7),
+            (2, 3, 3, 4),
+        ),
+        ({"kernel": "(3,)", "stride": "(2,)", "pooling_convention": "same"}, (2, 3, 7), (2, 3, 4)),
         ({"kernel": "(3, 3)", "pad": "(1, 1)"}, (2, 3, 5, 7), (2, 3, 5, 7)),
         ({"global_pool": "True"}, (2, 3, 4, 5, 6), (2, 3, 1, 1, 1)),
         ({"kernel": "(2, 2)", "stride": "(2, 2)"}, (0, 3, 0, 8), (0, 3, 0, 4)),
@@ -108,8 +135,7 @@ def test_pooling_output_shapes(attrs, shape, expected):
 
 
 def test_pooling_learns_batch_and_channels_from_output():
-    ins, outs, _ = infer("Pooling", {"kernel": "(2, 2)"}, [(0, 0, 5, 5)],
-                         out_shapes=[(4, 3, 4, 4)])
+    ins, outs, _ = infer("Pooling", {"kernel": "(2, 2)"}, [(0, 0, 5, 5)], out_shapes=[(4, 3, 4, 4)])
     assert ins == [(4, 3, 5, 5)] and outs == [(4, 3, 4, 4)]
 
 
@@ -167,8 +193,7 @@ def test_pooling_hidden_workspace_output_of_max_pooling():
     [
         ({"scale": "2", "num_args": "1"}, [(2, 2, 2, 3)]),
         ({"scale": "2", "num_args": "3"}, [(1, 2, 2, 2), (1, 1, 4, 4), (1, 2, 1, 2)]),
-        ({"scale": "3", "num_args": "2", "multi_input_mode": "sum"}, [(1, 2, 2, 2),
-                                                                      (1, 2, 3, 6)]),
+        ({"scale": "3", "num_args": "2", "multi_input_mode": "sum"}, [(1, 2, 2, 2), (1, 2, 3, 6)]),
     ],
 )
 def test_upsampling_numeric_gradient(attrs, shapes, ctx):
@@ -181,8 +206,12 @@ def test_upsampling_repeats_each_value(ctx):
     op = opdef("UpSampling")
     params = op.parse({"scale": "2", "num_args": "2", "sample_type": "nearest"})
     data = [np.arange(4.0).reshape(1, 1, 2, 2), np.arange(16.0).reshape(1, 1, 4, 4)]
-    outs, _ = op.forward(OpContext(False, ctx.backend, ctx.device_id), params,
-                         [ctx.backend.asarray(a, a.dtype, ctx.device_id) for a in data], [])
+    outs, _ = op.forward(
+        OpContext(False, ctx.backend, ctx.device_id),
+        params,
+        [ctx.backend.asarray(a, a.dtype, ctx.device_id) for a in data],
+        [],
+    )
     out = np.asarray(ctx.backend.to_host(outs[0]))
     np.testing.assert_array_equal(out[0, 0], np.kron(data[0][0, 0], np.ones((2, 2))))
     np.testing.assert_array_equal(out[0, 1], data[1][0, 0])
@@ -192,11 +221,17 @@ def test_upsampling_arguments_and_shapes():
     op = opdef("UpSampling")
     params = op.parse({"scale": "2", "num_args": "3", "sample_type": "nearest"})
     assert op.arguments(params) == ("arg0", "arg1", "arg2") and op.variadic == "num_args"
-    ins, outs, _ = infer("UpSampling", {"scale": "2", "num_args": "2", "sample_type": "nearest"},
-                         [(2, 3, 4, 5), (2, 1, 8, 10)])
+    ins, outs, _ = infer(
+        "UpSampling",
+        {"scale": "2", "num_args": "2", "sample_type": "nearest"},
+        [(2, 3, 4, 5), (2, 1, 8, 10)],
+    )
     assert outs == [(2, 4, 8, 10)]
-    _, outs, _ = infer("UpSampling", {"scale": "2", "num_args": "2", "sample_type": "nearest"},
-                       [(2, 3, 4, 5), None])
+    _, outs, _ = infer(
+        "UpSampling",
+        {"scale": "2", "num_args": "2", "sample_type": "nearest"},
+        [(2, 3, 4, 5), None],
+    )
     assert outs == [(2, 0, 8, 10)]  # channels unknown until every input is
 
 
@@ -215,8 +250,11 @@ def test_upsampling_bilinear_infers_weight_but_is_not_implemented(ctx):
     "attrs, shapes, fragment",
     [
         ({"num_args": "2"}, [(2, 3, 4, 5), (2, 3, 3, 5)], "'arg1'"),
-        ({"num_args": "2", "multi_input_mode": "sum"}, [(2, 3, 4, 5), (2, 2, 8, 10)],
-         "equal channels"),
+        (
+            {"num_args": "2", "multi_input_mode": "sum"},
+            [(2, 3, 4, 5), (2, 2, 8, 10)],
+            "equal channels",
+        ),
         ({"num_args": "1"}, [(2, 3, 4)], "4-D data"),
     ],
 )

@@ -52,8 +52,13 @@ def test_numeric_gradient(op_name, attrs, ctx):
 
 @pytest.mark.parametrize(
     "attrs",
-    [{}, {"ord": "1"}, {"axis": "1"}, {"axis": "(0, 2)", "ord": "2", "keepdims": "True"},
-     {"axis": "-1", "ord": "1"}],
+    [
+        {},
+        {"ord": "1"},
+        {"axis": "1"},
+        {"axis": "(0, 2)", "ord": "2", "keepdims": "True"},
+        {"axis": "-1", "ord": "1"},
+    ],
 )
 def test_norm_numeric_gradient(attrs, ctx):
     rng = np.random.default_rng(4)
@@ -103,8 +108,9 @@ def test_norm_matches_numpy_and_takes_out_dtype(ctx):
     np.testing.assert_allclose(out, np.abs(data).sum(axis=1))
     (out,), _ = run("norm", {}, [data], ctx)
     np.testing.assert_allclose(out, [np.sqrt((data.astype(np.float64) ** 2).sum())], rtol=1e-6)
-    assert opdef("norm").infer_types(opdef("norm").parse({"out_dtype": "float16"}),
-                                     ["float32"])[1] == ["float16"]
+    assert opdef("norm").infer_types(opdef("norm").parse({"out_dtype": "float16"}), ["float32"])[
+        1
+    ] == ["float16"]
 
 
 def test_norm_gradient_of_zero_vector_is_zero(ctx):

@@ -18,8 +18,13 @@ def test_golden(case_id, ctx):
 
 
 def _attrs(mode, layers=1, bidirectional=False, **extra):
-    attrs = {"state_size": "2", "num_layers": str(layers), "mode": mode,
-             "bidirectional": str(bidirectional), "state_outputs": "True"}
+    attrs = {
+        "state_size": "2",
+        "num_layers": str(layers),
+        "mode": mode,
+        "bidirectional": str(bidirectional),
+        "state_outputs": "True",
+    }
     attrs.update({k: str(v) for k, v in extra.items()})
     return attrs
 
@@ -29,9 +34,11 @@ def _inputs(attrs, steps=3, batch=2, width=3, seed=0, scale=0.6):
     p = opdef("RNN").parse(attrs)
     rng = np.random.default_rng(seed)
     state = (p.num_layers * p.directions, batch, p.state_size)
-    arrays = [rng.standard_normal((steps, batch, width)),
-              scale * rng.standard_normal(num_parameters(p, width)),
-              rng.standard_normal(state)]
+    arrays = [
+        rng.standard_normal((steps, batch, width)),
+        scale * rng.standard_normal(num_parameters(p, width)),
+        rng.standard_normal(state),
+    ]
     if p.mode == "lstm":
         arrays.append(rng.standard_normal(state))
     return arrays
@@ -39,8 +46,12 @@ def _inputs(attrs, steps=3, batch=2, width=3, seed=0, scale=0.6):
 
 def _forward(attrs, inputs, ctx, is_train=True):
     op = opdef("RNN")
-    outs, _ = op.forward(OpContext(is_train, ctx.backend, ctx.device_id), op.parse(attrs),
-                         [ctx.backend.asarray(a, a.dtype, ctx.device_id) for a in inputs], [])
+    outs, _ = op.forward(
+        OpContext(is_train, ctx.backend, ctx.device_id),
+        op.parse(attrs),
+        [ctx.backend.asarray(a, a.dtype, ctx.device_id) for a in inputs],
+        [],
+    )
     return [np.asarray(ctx.backend.to_host(o)) for o in outs]
 
 
@@ -122,8 +133,9 @@ def test_dropout_is_off_in_inference(ctx):
 def _backward(attrs, inputs, ctx, need, dtype=np.float64):
     op, backend = opdef("RNN"), ctx.backend
     p, op_ctx = op.parse(attrs), OpContext(True, ctx.backend, ctx.device_id)
-    outs, saved = op.forward(op_ctx, p, [backend.asarray(a, dtype, ctx.device_id)
-                                         for a in inputs], [])
+    outs, saved = op.forward(
+        op_ctx, p, [backend.asarray(a, dtype, ctx.device_id) for a in inputs], []
+    )
     heads = [backend.asarray(np.full(o.shape, 0.5), dtype, ctx.device_id) for o in outs]
     grads = op.backward(op_ctx, p, saved, heads, need)
     return [None if g is None else np.asarray(backend.to_host(g)) for g in grads]
@@ -161,11 +173,17 @@ def test_float16_runs_in_float32(ctx):
 @pytest.mark.parametrize(
     "attrs, arguments, outputs",
     [
-        (_attrs("lstm"), ["data", "parameters", "state", "state_cell"],
-         ["output", "state_output", "statecell_output"]),
+        (
+            _attrs("lstm"),
+            ["data", "parameters", "state", "state_cell"],
+            ["output", "state_output", "statecell_output"],
+        ),
         (_attrs("gru", state_outputs=False), ["data", "parameters", "state"], ["output"]),
-        (_attrs("rnn_tanh", use_sequence_length=True),
-         ["data", "parameters", "state", "sequence_length"], ["output", "state_output"]),
+        (
+            _attrs("rnn_tanh", use_sequence_length=True),
+            ["data", "parameters", "state", "sequence_length"],
+            ["output", "state_output"],
+        ),
     ],
 )
 def test_argument_and_output_names(attrs, arguments, outputs):
@@ -176,8 +194,12 @@ def test_argument_and_output_names(attrs, arguments, outputs):
 
 @pytest.mark.parametrize(
     "mode, layers, bidirectional, size",
-    [("lstm", 1, False, 312), ("lstm", 2, True, 1584), ("gru", 2, False, 486),
-     ("rnn_relu", 2, True, 396)],
+    [
+        ("lstm", 1, False, 312),
+        ("lstm", 2, True, 1584),
+        ("gru", 2, False, 486),
+        ("rnn_relu", 2, True, 396),
+    ],
 )
 def test_infer_parameters_and_states_from_data(mode, layers, bidirectional, size):
     attrs = _attrs(mode, layers, bidirectional, state_size=6)
@@ -220,8 +242,10 @@ def test_bad_data_or_state_shape(shapes):
         ({"p": "1.0"}, r"p must be in \[0, 1\)"),
         ({"state_size": "0"}, "state_size must be positive"),
         ({"lstm_state_clip_min": "-1"}, "must be given together"),
-        ({"mode": "gru", "lstm_state_clip_min": "-1", "lstm_state_clip_max": "1"},
-         "only supported for LSTM"),
+        (
+            {"mode": "gru", "lstm_state_clip_min": "-1", "lstm_state_clip_max": "1"},
+            "only supported for LSTM",
+        ),
         ({"lstm_state_clip_min": "1", "lstm_state_clip_max": "-1"}, "less than"),
     ],
 )

@@ -20,13 +20,19 @@ def _run(op_name, attrs, inputs, ctx, heads=None):
     """Outputs and (with heads) gradients of one op, on host."""
     op, backend = opdef(op_name), ctx.backend
     p, op_ctx = op.parse(attrs), OpContext(True, ctx.backend, ctx.device_id)
-    outs, saved = op.forward(op_ctx, p, [backend.asarray(a, a.dtype, ctx.device_id)
-                                         for a in inputs], [])
+    outs, saved = op.forward(
+        op_ctx, p, [backend.asarray(a, a.dtype, ctx.device_id) for a in inputs], []
+    )
     host = [np.asarray(backend.to_host(o)) for o in outs]
     if heads is None:
         return host
-    grads = op.backward(op_ctx, p, saved, [backend.asarray(h, h.dtype, ctx.device_id)
-                                           for h in heads], [True] * len(inputs))
+    grads = op.backward(
+        op_ctx,
+        p,
+        saved,
+        [backend.asarray(h, h.dtype, ctx.device_id) for h in heads],
+        [True] * len(inputs),
+    )
     return host, [None if g is None else np.asarray(backend.to_host(g)) for g in grads]
 
 
@@ -49,9 +55,15 @@ def test_numeric_gradient(op_name, axis, with_lengths, ctx):
 def test_sequence_length_has_no_gradient(ctx):
     data, lengths = np.ones((3, 2, 2), np.float32), np.array([1.0, 3.0], np.float32)
     for name in SEQUENCE_OPS:
-        _, grads = _run(name, {"use_sequence_length": "True"}, [data, lengths], ctx,
-                        heads=[np.ones(s, np.float32) for s in [(2, 2) if name == "SequenceLast"
-                                                                else (3, 2, 2)]])
+        _, grads = _run(
+            name,
+            {"use_sequence_length": "True"},
+            [data, lengths],
+            ctx,
+            heads=[
+                np.ones(s, np.float32) for s in [(2, 2) if name == "SequenceLast" else (3, 2, 2)]
+            ],
+        )
         assert grads[1] is None and grads[0].shape == data.shape
 
 
@@ -61,23 +73,32 @@ def test_lengths_are_truncated_and_clipped(ctx):
     attrs = {"use_sequence_length": "True"}
     np.testing.assert_array_equal(_run("SequenceLast", attrs, [data, lengths], ctx)[0], [2, 7])
     np.testing.assert_array_equal(
-        _run("SequenceMask", attrs, [data, lengths], ctx)[0][:, 0], [0, 2, 0, 0])
+        _run("SequenceMask", attrs, [data, lengths], ctx)[0][:, 0], [0, 2, 0, 0]
+    )
     np.testing.assert_array_equal(
-        _run("SequenceReverse", attrs, [data, lengths], ctx)[0],
-        [[2, 7], [0, 5], [4, 3], [6, 1]])
+        _run("SequenceReverse", attrs, [data, lengths], ctx)[0], [[2, 7], [0, 5], [4, 3], [6, 1]]
+    )
 
 
 def test_sequence_last_of_an_empty_sequence_reads_step_zero(ctx):
     data = np.arange(6, dtype=np.float32).reshape(3, 2)
-    out = _run("SequenceLast", {"use_sequence_length": "True"},
-               [data, np.array([0.0, 2.0], np.float32)], ctx)[0]
+    out = _run(
+        "SequenceLast",
+        {"use_sequence_length": "True"},
+        [data, np.array([0.0, 2.0], np.float32)],
+        ctx,
+    )[0]
     np.testing.assert_array_equal(out, [0, 3])
 
 
 def test_mask_keeps_dtype_and_fills_value(ctx):
     data = np.ones((3, 2, 2), np.float16)
-    out = _run("SequenceMask", {"use_sequence_length": "True", "value": "-1e4"},
-               [data, np.array([1, 2], np.int32)], ctx)[0]
+    out = _run(
+        "SequenceMask",
+        {"use_sequence_length": "True", "value": "-1e4"},
+        [data, np.array([1, 2], np.int32)],
+        ctx,
+    )[0]
     assert out.dtype == np.float16
     assert (out[1:, 0] == -1e4).all() and (out[2, 1] == -1e4).all() and out[:2, 1].min() == 1
 

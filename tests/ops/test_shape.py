@@ -12,8 +12,21 @@ from rebind.ops.params import ParamError
 from tests.ops.harness import case_ids, check_numeric_gradient, infer, opdef, replay_golden
 
 SHAPE_OPS = (
-    "Reshape", "Flatten", "transpose", "SwapAxis", "expand_dims", "squeeze", "Concat", "stack",
-    "SliceChannel", "slice", "slice_axis", "tile", "repeat", "broadcast_to", "broadcast_axis",
+    "Reshape",
+    "Flatten",
+    "transpose",
+    "SwapAxis",
+    "expand_dims",
+    "squeeze",
+    "Concat",
+    "stack",
+    "SliceChannel",
+    "slice",
+    "slice_axis",
+    "tile",
+    "repeat",
+    "broadcast_to",
+    "broadcast_axis",
 )
 
 
@@ -43,9 +56,15 @@ def rand(*shape, seed=0):
 
 
 def test_aliases_resolve_to_the_canonical_ops():
-    for alias, name in [("reshape", "Reshape"), ("flatten", "Flatten"), ("swapaxes", "SwapAxis"),
-                        ("concat", "Concat"), ("split", "SliceChannel"), ("crop", "slice"),
-                        ("broadcast_axes", "broadcast_axis")]:
+    for alias, name in [
+        ("reshape", "Reshape"),
+        ("flatten", "Flatten"),
+        ("swapaxes", "SwapAxis"),
+        ("concat", "Concat"),
+        ("split", "SliceChannel"),
+        ("crop", "slice"),
+        ("broadcast_axes", "broadcast_axis"),
+    ]:
         assert opdef(alias) is opdef(name)
 
 
@@ -226,8 +245,9 @@ def test_slice_channel_outputs_and_inference():
     assert op.outputs(op.parse({"num_outputs": "3"})) == ("output0", "output1", "output2")
     _, outs, _ = infer("SliceChannel", {"num_outputs": "2", "axis": "-1"}, [(2, 6)])
     assert outs == [(2, 3), (2, 3)]
-    ins, _, _ = infer("SliceChannel", {"num_outputs": "2", "squeeze_axis": "1"}, [None],
-                      out_shapes=[(4, 5), None])
+    ins, _, _ = infer(
+        "SliceChannel", {"num_outputs": "2", "squeeze_axis": "1"}, [None], out_shapes=[(4, 5), None]
+    )
     assert ins == [(4, 2, 5)]
     with pytest.raises(ShapeError, match="equal parts"):
         infer("SliceChannel", {"num_outputs": "4"}, [(2, 6)])
@@ -265,8 +285,13 @@ def test_slice_matches_python_slicing(attrs, expected, ctx):
 
 @pytest.mark.parametrize(
     "begin, end, step",
-    [("(4,)", "(None,)", "()"), ("(0,)", "(6,)", "()"), ("(2,)", "(2,)", "()"),
-     ("(3,)", "(1,)", "()"), ("(0, 0, 0)", "(1, 1, 1)", "()")],
+    [
+        ("(4,)", "(None,)", "()"),
+        ("(0,)", "(6,)", "()"),
+        ("(2,)", "(2,)", "()"),
+        ("(3,)", "(1,)", "()"),
+        ("(0, 0, 0)", "(1, 1, 1)", "()"),
+    ],
 )
 def test_slice_out_of_range_is_a_shape_error(begin, end, step):
     with pytest.raises(ShapeError):
@@ -306,9 +331,11 @@ def test_slice_axis_inference_and_errors():
 
 def test_tile_and_repeat_match_numpy(ctx):
     data = np.arange(6.0).reshape(2, 3)
-    for attrs, expected in [({"reps": "(2, 1, 2)"}, np.tile(data, (2, 1, 2))),
-                            ({"reps": "(3,)"}, np.tile(data, 3)),
-                            ({"reps": "()"}, data)]:
+    for attrs, expected in [
+        ({"reps": "(2, 1, 2)"}, np.tile(data, (2, 1, 2))),
+        ({"reps": "(3,)"}, np.tile(data, 3)),
+        ({"reps": "()"}, data),
+    ]:
         out, *_ = run(ctx, "tile", attrs, data)
         np.testing.assert_array_equal(out[0], expected)
         assert infer("tile", attrs, [(2, 3)])[1] == [expected.shape]

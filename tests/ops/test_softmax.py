@@ -22,13 +22,15 @@ def run(op_name, attrs, inputs, ctx, head=None):
     params = op.parse(attrs)
     op_ctx = OpContext(True, ctx.backend, ctx.device_id)
     outs, saved = op.forward(
-        op_ctx, params, [ctx.backend.asarray(a, a.dtype, ctx.device_id) for a in inputs], [])
+        op_ctx, params, [ctx.backend.asarray(a, a.dtype, ctx.device_id) for a in inputs], []
+    )
     out = np.asarray(ctx.backend.to_host(outs[0]))
     if head is None:
         return out, None
     need = [True] + [False] * (len(inputs) - 1)
-    grads = op.backward(op_ctx, params, saved,
-                        [ctx.backend.asarray(head, head.dtype, ctx.device_id)], need)
+    grads = op.backward(
+        op_ctx, params, saved, [ctx.backend.asarray(head, head.dtype, ctx.device_id)], need
+    )
     return out, np.asarray(ctx.backend.to_host(grads[0]))
 
 
@@ -129,7 +131,7 @@ def test_shape_inference():
     ],
 )
 def test_shape_errors(op_name, attrs, shapes, argument):
-    shapes = shapes[:len(opdef(op_name).arguments(opdef(op_name).parse(attrs)))]
+    shapes = shapes[: len(opdef(op_name).arguments(opdef(op_name).parse(attrs)))]
     with pytest.raises(ShapeError, match=argument) as info:
         infer(op_name, attrs, shapes)
     assert "node0" in str(info.value)

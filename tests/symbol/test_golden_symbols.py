@@ -56,29 +56,46 @@ def test_infer_shape_and_type(case_id):
     symbol = _load(case)
     arg_shapes, out_shapes, aux_shapes = symbol.infer_shape(**case["infer_shape_inputs"])
     expected = case["infer_shape"]
-    assert dict(zip(symbol.list_arguments(), map(list, arg_shapes), strict=True)) == \
-        expected["arg_shapes"]
+    assert (
+        dict(zip(symbol.list_arguments(), map(list, arg_shapes), strict=True))
+        == expected["arg_shapes"]
+    )
     assert [list(s) for s in out_shapes] == expected["out_shapes"]
-    assert dict(zip(symbol.list_auxiliary_states(), map(list, aux_shapes), strict=True)) == \
-        expected["aux_shapes"]
+    assert (
+        dict(zip(symbol.list_auxiliary_states(), map(list, aux_shapes), strict=True))
+        == expected["aux_shapes"]
+    )
     partial = symbol.infer_shape_partial(**case["infer_shape_inputs"])
     assert partial == (arg_shapes, out_shapes, aux_shapes)
     arg_types, out_types, aux_types = symbol.infer_type()
     types = case["infer_type"]
-    assert [t.__name__ for t in arg_types] == [types["arg_types"][n] for n in
-                                               symbol.list_arguments()]
+    assert [t.__name__ for t in arg_types] == [
+        types["arg_types"][n] for n in symbol.list_arguments()
+    ]
     assert [t.__name__ for t in out_types] == types["out_types"]
-    assert [t.__name__ for t in aux_types] == [types["aux_types"][n] for n in
-                                               symbol.list_auxiliary_states()]
+    assert [t.__name__ for t in aux_types] == [
+        types["aux_types"][n] for n in symbol.list_auxiliary_states()
+    ]
 
 
 def _bind(symbol, case, data, ctx, with_grads):
-    args = {n: mx.nd.array(data[f"arg.{n}"], ctx=ctx, dtype=data[f"arg.{n}"].dtype)
-            for n in symbol.list_arguments()}
-    aux = {n: mx.nd.array(data[f"aux.{n}"], ctx=ctx, dtype=data[f"aux.{n}"].dtype)
-           for n in symbol.list_auxiliary_states()}
-    grads = {n: mx.nd.zeros(a.shape, ctx=ctx, dtype=a.dtype) for n, a in args.items()
-             if case["grad_req"].get(n, "null") != "null"} if with_grads else None
+    args = {
+        n: mx.nd.array(data[f"arg.{n}"], ctx=ctx, dtype=data[f"arg.{n}"].dtype)
+        for n in symbol.list_arguments()
+    }
+    aux = {
+        n: mx.nd.array(data[f"aux.{n}"], ctx=ctx, dtype=data[f"aux.{n}"].dtype)
+        for n in symbol.list_auxiliary_states()
+    }
+    grads = (
+        {
+            n: mx.nd.zeros(a.shape, ctx=ctx, dtype=a.dtype)
+            for n, a in args.items()
+            if case["grad_req"].get(n, "null") != "null"
+        }
+        if with_grads
+        else None
+    )
     return symbol.bind(ctx, args, args_grad=grads, grad_req=case["grad_req"], aux_states=aux)
 
 
@@ -93,11 +110,13 @@ def test_forward_backward_match_mxnet(case_id, ctx):
     heads = [mx.nd.array(data[f"head_grad.{i}"], ctx=ctx) for i in range(len(outputs))]
     executor.backward(heads)
     for name, grad in executor.grad_dict.items():
-        assert_close(grad.asnumpy(), data[f"grad.{name}"], f"{case_id} gradient {name}",
-                     NETWORK_TOLERANCE)
+        assert_close(
+            grad.asnumpy(), data[f"grad.{name}"], f"{case_id} gradient {name}", NETWORK_TOLERANCE
+        )
     for name, array in executor.aux_dict.items():
-        assert_close(array.asnumpy(), data[f"aux_after.{name}"], f"{case_id} aux {name}",
-                     NETWORK_TOLERANCE)
+        assert_close(
+            array.asnumpy(), data[f"aux_after.{name}"], f"{case_id} aux {name}", NETWORK_TOLERANCE
+        )
 
 
 @pytest.mark.parametrize("case_id", IDS)
@@ -107,5 +126,4 @@ def test_inference_matches_mxnet(case_id, ctx):
     executor = _bind(symbol, case, data, ctx, with_grads=False)
     for i, out in enumerate(executor.forward(is_train=False)):
         expected = data.get(f"out_infer.{i}", data[f"out.{i}"])
-        assert_close(out.asnumpy(), expected, f"{case_id} inference output {i}",
-                     NETWORK_TOLERANCE)
+        assert_close(out.asnumpy(), expected, f"{case_id} inference output {i}", NETWORK_TOLERANCE)

@@ -16,8 +16,11 @@ def _mlp(hidden=8, classes=3):
 
 
 def _expected_mlp(batch, features, hidden=8, classes=3):
-    return ([(batch, features), (hidden, features), (hidden,), (classes, hidden), (classes,),
-             (batch,)], [(batch, classes)], [])
+    return (
+        [(batch, features), (hidden, features), (hidden,), (classes, hidden), (classes,), (batch,)],
+        [(batch, classes)],
+        [],
+    )
 
 
 def test_keyword_and_positional_shapes_agree():
@@ -53,8 +56,13 @@ def test_conflicting_shapes_name_node_argument_and_inputs():
     with pytest.raises(ShapeError) as info:
         net.infer_shape(data=(4, 5), fc1_weight=(7, 5))
     message = str(info.value)
-    for part in ("FullyConnected node 'fc1'", "argument 'weight'", "(7, 5)", "(8, 5)",
-                 "input shapes given: data=(4, 5), fc1_weight=(7, 5)"):
+    for part in (
+        "FullyConnected node 'fc1'",
+        "argument 'weight'",
+        "(7, 5)",
+        "(8, 5)",
+        "input shapes given: data=(4, 5), fc1_weight=(7, 5)",
+    ):
         assert part in message
     a, b = mx.sym.var("a"), mx.sym.var("b")
     with pytest.raises(ShapeError, match=r"elemwise_add node .*\(3, 3\).*\(2, 3\)"):
@@ -116,5 +124,4 @@ def test_aux_state_shapes_and_groups():
     assert bn.infer_shape(x=(4, 3, 2)) == ([(4, 3, 2), (3,), (3,)], [(4, 3, 2)], [(3,), (3,)])
     fc = mx.sym.FullyConnected(mx.sym.var("d"), num_hidden=8, name="fc")
     group = mx.sym.Group([fc, mx.sym.var("y")])
-    assert group.infer_shape(d=(2, 3), y=(4,)) == ([(2, 3), (8, 3), (8,), (4,)],
-                                                   [(2, 8), (4,)], [])
+    assert group.infer_shape(d=(2, 3), y=(4,)) == ([(2, 3), (8, 3), (8,), (4,)], [(2, 8), (4,)], [])

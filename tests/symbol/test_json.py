@@ -65,8 +65,9 @@ def _round_trip_cases():
         fc = mx.sym.FullyConnected(x, num_hidden=4, name="fc")
     bn = mx.sym.BatchNorm(fc, name="bn", fix_gamma=False)
     split = mx.sym.split(bn, num_outputs=2, axis=1, name="sp")
-    mixed = mx.sym.softmax(split[0] + mx.sym.Activation(split[1], act_type="relu") * 2.0 - 1,
-                           name="sm")
+    mixed = mx.sym.softmax(
+        split[0] + mx.sym.Activation(split[1], act_type="relu") * 2.0 - 1, name="sm"
+    )
     return {
         "mlp": mx.sym.SoftmaxOutput(mx.sym.FullyConnected(x, num_hidden=3, name="f"), name="s"),
         "batchnorm_split": mixed,
@@ -105,8 +106,13 @@ def test_strings_are_escaped_as_dmlc_does():
 def test_aux_inputs_count_versions_and_hidden_outputs_count_rows():
     bn = mx.sym.BatchNorm(mx.sym.var("x"), name="bn")
     document = json.loads(bn.tojson())
-    assert document["nodes"][-1]["inputs"] == [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 1],
-                                               [4, 0, 1]]
+    assert document["nodes"][-1]["inputs"] == [
+        [0, 0, 0],
+        [1, 0, 0],
+        [2, 0, 0],
+        [3, 0, 1],
+        [4, 0, 1],
+    ]
     assert document["node_row_ptr"] == [0, 1, 2, 3, 4, 5, 8]  # BatchNorm counts 3 outputs
     assert document["arg_nodes"] == [0, 1, 2, 3, 4]
 
@@ -129,13 +135,23 @@ OLD_FILE = {  # MXNet 0.8 style: param/attr, two-element entries, no version, no
     "nodes": [
         {"op": "null", "name": "data", "param": {}, "inputs": [], "backward_source_id": -1},
         {"op": "null", "name": "fc_weight", "inputs": [], "backward_source_id": -1},
-        {"op": "FullyConnected", "name": "fc", "param": {"num_hidden": "3", "no_bias": "True"},
-         "attr": {"weight_lr_mult": "0.1", "wd_mult": "0"}, "inputs": [[0, 0], [1, 0]],
-         "backward_source_id": -1, "control_deps": []},
+        {
+            "op": "FullyConnected",
+            "name": "fc",
+            "param": {"num_hidden": "3", "no_bias": "True"},
+            "attr": {"weight_lr_mult": "0.1", "wd_mult": "0"},
+            "inputs": [[0, 0], [1, 0]],
+            "backward_source_id": -1,
+            "control_deps": [],
+        },
         {"op": "null", "name": "bn_gamma", "inputs": []},
         {"op": "null", "name": "bn_beta", "inputs": []},
-        {"op": "BatchNorm", "name": "bn", "param": {"eps": "0.001"}, "inputs": [[2, 0], [3, 0],
-                                                                                 [4, 0]]},
+        {
+            "op": "BatchNorm",
+            "name": "bn",
+            "param": {"eps": "0.001"},
+            "inputs": [[2, 0], [3, 0], [4, 0]],
+        },
         {"op": "argmax", "name": "am", "param": {"axis": "-1"}, "inputs": [[5, 0]]},
     ],
     "arg_nodes": [0, 1, 3, 4],
@@ -149,8 +165,7 @@ def test_old_file_is_upgraded_as_mxnet_does():
     assert symbol.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
     attrs = symbol.attr_dict()
     assert attrs["fc_weight"] == {"__lr_mult__": "0.1", "lr_mult": "0.1"}
-    assert attrs["fc"] == {"num_hidden": "3", "no_bias": "True", "__wd_mult__": "0",
-                           "wd_mult": "0"}
+    assert attrs["fc"] == {"num_hidden": "3", "no_bias": "True", "__wd_mult__": "0", "wd_mult": "0"}
     assert attrs["bn_moving_var"] == {"eps": "0.001", "__init__": '["one", {}]'}
     assert "am" not in attrs  # argmax's axis=-1 meant "no axis" before 0.9.5
     document = json.loads(symbol.tojson())
@@ -168,10 +183,15 @@ def test_current_files_are_not_upgraded():
 
 # -- malformed input --------------------------------------------------------------------
 
-VALID = {"nodes": [{"op": "null", "name": "x", "inputs": []},
-                   {"op": "Activation", "name": "a", "attrs": {"act_type": "relu"},
-                    "inputs": [[0, 0, 0]]}],
-         "arg_nodes": [0], "heads": [[1, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]}}
+VALID = {
+    "nodes": [
+        {"op": "null", "name": "x", "inputs": []},
+        {"op": "Activation", "name": "a", "attrs": {"act_type": "relu"}, "inputs": [[0, 0, 0]]},
+    ],
+    "arg_nodes": [0],
+    "heads": [[1, 0, 0]],
+    "attrs": {"mxnet_version": ["int", 10901]},
+}
 
 
 def _with(path, value):
@@ -183,29 +203,32 @@ def _with(path, value):
     return json.dumps(document)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("{not json", "not valid JSON"),
-    ("[]", "an object with a 'nodes' list"),
-    ('{"nodes": 3}', "an object with a 'nodes' list"),
-    ("[" * 100000, "not valid JSON"),
-    (_with(["heads"], []), "'heads' must be a non-empty list"),
-    (_with(["nodes", 0], "x"), "must be an object with a string 'name'"),
-    (_with(["nodes", 0, "name"], 5), "must be an object with a string 'name'"),
-    (_with(["nodes", 1, "op"], 7), "'op' must be a string"),
-    (_with(["nodes", 1, "op"], "NoSuchOp"), "uses operator 'NoSuchOp'"),
-    (_with(["nodes", 1, "attrs"], ["act_type"]), "'attrs' must be an object"),
-    (_with(["nodes", 1, "attrs", "act_type"], "bogus"), "act_type='bogus'"),
-    (_with(["nodes", 1, "inputs"], 5), "'inputs' must be a list"),
-    (_with(["nodes", 1, "inputs"], []), "takes 1 inputs"),
-    (_with(["nodes", 1, "inputs"], [[0, 0, 0], [0, 0, 0]]), "takes 1 inputs"),
-    (_with(["nodes", 1, "inputs"], [[1, 0, 0]]), "comes later or does not exist"),
-    (_with(["nodes", 1, "inputs"], [[0, 1, 0]]), "output 1 of 'x'"),
-    (_with(["nodes", 1, "inputs"], [[0]]), "must be \\[node, output, version\\]"),
-    (_with(["nodes", 1, "inputs"], [["0", 0]]), "refers to node '0'"),
-    (_with(["nodes", 0, "inputs"], [[0, 0, 0]]), "comes later"),
-    (_with(["heads"], [[1, 3, 0]]), "output 3 of 'a'"),
-    (_with(["heads"], [[9, 0, 0]]), "refers to node 9"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{not json", "not valid JSON"),
+        ("[]", "an object with a 'nodes' list"),
+        ('{"nodes": 3}', "an object with a 'nodes' list"),
+        ("[" * 100000, "not valid JSON"),
+        (_with(["heads"], []), "'heads' must be a non-empty list"),
+        (_with(["nodes", 0], "x"), "must be an object with a string 'name'"),
+        (_with(["nodes", 0, "name"], 5), "must be an object with a string 'name'"),
+        (_with(["nodes", 1, "op"], 7), "'op' must be a string"),
+        (_with(["nodes", 1, "op"], "NoSuchOp"), "uses operator 'NoSuchOp'"),
+        (_with(["nodes", 1, "attrs"], ["act_type"]), "'attrs' must be an object"),
+        (_with(["nodes", 1, "attrs", "act_type"], "bogus"), "act_type='bogus'"),
+        (_with(["nodes", 1, "inputs"], 5), "'inputs' must be a list"),
+        (_with(["nodes", 1, "inputs"], []), "takes 1 inputs"),
+        (_with(["nodes", 1, "inputs"], [[0, 0, 0], [0, 0, 0]]), "takes 1 inputs"),
+        (_with(["nodes", 1, "inputs"], [[1, 0, 0]]), "comes later or does not exist"),
+        (_with(["nodes", 1, "inputs"], [[0, 1, 0]]), "output 1 of 'x'"),
+        (_with(["nodes", 1, "inputs"], [[0]]), "must be \\[node, output, version\\]"),
+        (_with(["nodes", 1, "inputs"], [["0", 0]]), "refers to node '0'"),
+        (_with(["nodes", 0, "inputs"], [[0, 0, 0]]), "comes later"),
+        (_with(["heads"], [[1, 3, 0]]), "output 3 of 'a'"),
+        (_with(["heads"], [[9, 0, 0]]), "refers to node 9"),
+    ],
+)
 def test_malformed_json_is_a_format_error(text, message):
     with pytest.raises(FormatError, match=message):
         mx.sym.load_json(text)
@@ -229,23 +252,26 @@ def test_variable_with_inputs_and_non_utf8_files(tmp_path):
 _GOLDEN_TEXTS = [Path(p).read_text() for p in GOLDEN_FILES[:4]]
 # splices carry no digits and numbers become small ones: a file asking for 10**9 outputs
 # is valid JSON that no loader can hold, which is not what this test looks for
-_SPLICE = st.tuples(st.just("splice"), st.floats(0, 1), st.integers(0, 40),
-                    st.text(alphabet='[]{}",:-a_ ', max_size=8))
+_SPLICE = st.tuples(
+    st.just("splice"),
+    st.floats(0, 1),
+    st.integers(0, 40),
+    st.text(alphabet='[]{}",:-a_ ', max_size=8),
+)
 _NUMBER = st.tuples(st.just("number"), st.floats(0, 1), st.integers(-2, 12), st.just(""))
 
 
 def _mutate(text, kind, where, amount, insert):
     if kind == "splice":
         start = int(where * len(text))
-        return text[:start] + insert + text[start + amount:]
+        return text[:start] + insert + text[start + amount :]
     numbers = list(re.finditer(r"\d+", text))
     match = numbers[int(where * (len(numbers) - 1))]
-    return text[:match.start()] + str(amount) + text[match.end():]
+    return text[: match.start()] + str(amount) + text[match.end() :]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(0, len(_GOLDEN_TEXTS) - 1), st.lists(_SPLICE | _NUMBER, min_size=1,
-                                                        max_size=3))
+@given(st.integers(0, len(_GOLDEN_TEXTS) - 1), st.lists(_SPLICE | _NUMBER, min_size=1, max_size=3))
 def test_mutated_golden_json_fails_only_with_rebind_errors(which, mutations):
     """Cutting, splicing and renumbering golden files: success, or a RebindError."""
     text = _GOLDEN_TEXTS[which]

@@ -39,18 +39,41 @@ def _last_node(symbol):
 
 
 def test_variable_stores_hidden_attributes_as_mxnet_strings():
-    v = mx.sym.Variable("w", shape=(2, 3), lr_mult=0.5, wd_mult=2, dtype=np.float16,
-                        init='["normal", {"sigma": 0.01}]', stype="default", __layout__="NC")
+    v = mx.sym.Variable(
+        "w",
+        shape=(2, 3),
+        lr_mult=0.5,
+        wd_mult=2,
+        dtype=np.float16,
+        init='["normal", {"sigma": 0.01}]',
+        stype="default",
+        __layout__="NC",
+    )
     assert v.list_attr() == {
-        "__shape__": "(2, 3)", "__lr_mult__": "0.5", "__wd_mult__": "2", "__dtype__": "2",
-        "__init__": '["normal", {"sigma": 0.01}]', "__storage_type__": "0", "__layout__": "NC",
-        "lr_mult": "0.5", "wd_mult": "2",
+        "__shape__": "(2, 3)",
+        "__lr_mult__": "0.5",
+        "__wd_mult__": "2",
+        "__dtype__": "2",
+        "__init__": '["normal", {"sigma": 0.01}]',
+        "__storage_type__": "0",
+        "__layout__": "NC",
+        "lr_mult": "0.5",
+        "wd_mult": "2",
     }
     assert v.name == "w" and v.list_arguments() == ["w"] and v.list_outputs() == ["w"]
 
 
-@pytest.mark.parametrize("dtype, flag", [("float32", "0"), (np.float64, "1"), ("float16", "2"),
-                                         (np.uint8, "3"), ("int32", "4"), ("int64", "6")])
+@pytest.mark.parametrize(
+    "dtype, flag",
+    [
+        ("float32", "0"),
+        (np.float64, "1"),
+        ("float16", "2"),
+        (np.uint8, "3"),
+        ("int32", "4"),
+        ("int64", "6"),
+    ],
+)
 def test_variable_dtype_is_the_mxnet_flag(dtype, flag):
     assert mx.sym.var("x", dtype=dtype).attr("__dtype__") == flag
 
@@ -82,12 +105,29 @@ def test_variable_attr_dict_maps_hidden_keys():
 
 def test_list_functions_follow_graph_order():
     net = mx.sym.BatchNorm(_mlp(), name="bn")
-    assert net.list_arguments() == ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias",
-                                    "softmax_label", "bn_gamma", "bn_beta"]
+    assert net.list_arguments() == [
+        "data",
+        "fc1_weight",
+        "fc1_bias",
+        "fc2_weight",
+        "fc2_bias",
+        "softmax_label",
+        "bn_gamma",
+        "bn_beta",
+    ]
     assert net.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
-    assert net.list_inputs() == ["data", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias",
-                                 "softmax_label", "bn_gamma", "bn_beta", "bn_moving_mean",
-                                 "bn_moving_var"]
+    assert net.list_inputs() == [
+        "data",
+        "fc1_weight",
+        "fc1_bias",
+        "fc2_weight",
+        "fc2_bias",
+        "softmax_label",
+        "bn_gamma",
+        "bn_beta",
+        "bn_moving_mean",
+        "bn_moving_var",
+    ]
     assert net.list_outputs() == ["bn_output"]
 
 
@@ -109,8 +149,17 @@ def test_internals_and_children():
     net = _mlp()
     internals = net.get_internals()
     assert internals.list_outputs() == [
-        "data", "fc1_weight", "fc1_bias", "fc1_output", "relu1_output", "fc2_weight",
-        "fc2_bias", "fc2_output", "softmax_label", "softmax_output"]
+        "data",
+        "fc1_weight",
+        "fc1_bias",
+        "fc1_output",
+        "relu1_output",
+        "fc2_weight",
+        "fc2_bias",
+        "fc2_output",
+        "softmax_label",
+        "softmax_output",
+    ]
     assert internals["relu1_output"].list_arguments() == ["data", "fc1_weight", "fc1_bias"]
     assert net.get_children().list_outputs() == ["fc2_output", "softmax_label"]
     assert mx.sym.var("x").get_children() is None
@@ -167,10 +216,13 @@ def test_batchnorm_gives_moving_stats_an_init_as_mxnet():
 
 def test_attribute_values_are_stored_as_mxnet_strings():
     x = mx.sym.var("x")
-    conv = mx.sym.Convolution(x, kernel=(3, 3), num_filter=4, no_bias=True, stride=[1, 1],
-                              name="c")
-    assert conv.list_attr() == {"kernel": "(3, 3)", "num_filter": "4", "no_bias": "True",
-                                "stride": "[1, 1]"}
+    conv = mx.sym.Convolution(x, kernel=(3, 3), num_filter=4, no_bias=True, stride=[1, 1], name="c")
+    assert conv.list_attr() == {
+        "kernel": "(3, 3)",
+        "num_filter": "4",
+        "no_bias": "True",
+        "stride": "[1, 1]",
+    }
     assert mx.sym.Cast(x, dtype=np.float32).attr("dtype") == "float32"
     assert mx.sym.LeakyReLU(x, slope=0.25).attr("slope") == "0.25"
     assert mx.sym.Concat(x, x, dim=1).list_attr() == {"dim": "1", "num_args": "2"}
@@ -182,8 +234,11 @@ def test_name_manager_counters_and_prefix():
         first = mx.sym.FullyConnected(x, num_hidden=2)
         second = mx.sym.FullyConnected(x, num_hidden=2)
         relu = mx.sym.Activation(x, act_type="relu")
-    assert (first.name, second.name, relu.name) == ("fullyconnected0", "fullyconnected1",
-                                                    "activation0")
+    assert (first.name, second.name, relu.name) == (
+        "fullyconnected0",
+        "fullyconnected1",
+        "activation0",
+    )
     assert second.list_arguments() == ["x", "fullyconnected1_weight", "fullyconnected1_bias"]
     with mx.name.Prefix("enc_"):
         auto = mx.sym.Activation(x, act_type="relu")
@@ -199,11 +254,22 @@ def test_attr_scope_nests_and_reaches_auto_variables():
         v = mx.sym.var("v")
         with mx.AttrScope(ctx_group="dev2", __group__="5"):
             fc = mx.sym.FullyConnected(v, num_hidden=2, name="f", attr={"wd_mult": "0"})
-    assert v.list_attr() == {"__ctx_group__": "dev1", "__lr_mult__": "0.5",
-                             "ctx_group": "dev1", "lr_mult": "0.5"}
-    expected = {"num_hidden": "2", "__ctx_group__": "dev2", "__lr_mult__": "0.5",
-                "__wd_mult__": "0", "__group__": "5", "ctx_group": "dev2", "lr_mult": "0.5",
-                "wd_mult": "0"}
+    assert v.list_attr() == {
+        "__ctx_group__": "dev1",
+        "__lr_mult__": "0.5",
+        "ctx_group": "dev1",
+        "lr_mult": "0.5",
+    }
+    expected = {
+        "num_hidden": "2",
+        "__ctx_group__": "dev2",
+        "__lr_mult__": "0.5",
+        "__wd_mult__": "0",
+        "__group__": "5",
+        "ctx_group": "dev2",
+        "lr_mult": "0.5",
+        "wd_mult": "0",
+    }
     assert fc.list_attr() == expected
     assert fc.attr_dict()["f_weight"] == expected
     assert mx.sym.var("after").list_attr() == {}
@@ -225,21 +291,34 @@ def test_hidden_keys_given_to_an_op_become_attributes():
     assert fc.attr_dict()["q_weight"]["__lr_mult__"] == "2"
 
 
-@pytest.mark.parametrize("build, error, message", [
-    (lambda x: mx.sym.FullyConnected(x, foo=x, num_hidden=1), ValueError, "unknown input 'foo'"),
-    (lambda x: mx.sym.Activation(x, x, act_type="relu"), ValueError, "2 inputs given"),
-    (lambda x: mx.sym.Activation(mx.sym.split(x, num_outputs=2), act_type="relu"), ValueError,
-     "has 2 outputs"),
-    (lambda x: mx.sym.Activation(x, data=x, act_type="relu"), ValueError, "given twice"),
-    # values after the inputs are parameters in declaration order, as in MXNet
-    (lambda x: mx.sym.Activation(3, act_type="relu"), TypeError, "'act_type' given twice"),
-    (lambda x: mx.sym.Activation(x, "relu", x), TypeError, "inputs must come before"),
-    (lambda x: mx.sym.FullyConnected(x, num_hidden="abc"), ParamError,
-     "FullyConnected: parameter num_hidden='abc'"),
-    (lambda x: mx.sym.Activation(x, act_type="bogus"), ParamError, "act_type='bogus'"),
-    (lambda x: mx.sym.FullyConnected(x), ParamError, "'num_hidden' is missing"),
-    (lambda x: mx.sym.FullyConnected(x, num_hidden=1, foo=2), ParamError, "unknown parameter"),
-])
+@pytest.mark.parametrize(
+    "build, error, message",
+    [
+        (
+            lambda x: mx.sym.FullyConnected(x, foo=x, num_hidden=1),
+            ValueError,
+            "unknown input 'foo'",
+        ),
+        (lambda x: mx.sym.Activation(x, x, act_type="relu"), ValueError, "2 inputs given"),
+        (
+            lambda x: mx.sym.Activation(mx.sym.split(x, num_outputs=2), act_type="relu"),
+            ValueError,
+            "has 2 outputs",
+        ),
+        (lambda x: mx.sym.Activation(x, data=x, act_type="relu"), ValueError, "given twice"),
+        # values after the inputs are parameters in declaration order, as in MXNet
+        (lambda x: mx.sym.Activation(3, act_type="relu"), TypeError, "'act_type' given twice"),
+        (lambda x: mx.sym.Activation(x, "relu", x), TypeError, "inputs must come before"),
+        (
+            lambda x: mx.sym.FullyConnected(x, num_hidden="abc"),
+            ParamError,
+            "FullyConnected: parameter num_hidden='abc'",
+        ),
+        (lambda x: mx.sym.Activation(x, act_type="bogus"), ParamError, "act_type='bogus'"),
+        (lambda x: mx.sym.FullyConnected(x), ParamError, "'num_hidden' is missing"),
+        (lambda x: mx.sym.FullyConnected(x, num_hidden=1, foo=2), ParamError, "unknown parameter"),
+    ],
+)
 def test_op_function_errors(build, error, message):
     with pytest.raises(error, match=message):
         build(mx.sym.var("x"))
@@ -273,8 +352,13 @@ ARITHMETIC = [
     (lambda: 2.0**x, "_rpower_scalar", "_rpower_scalar", "2.0", lambda a, b: 2**a),
     (lambda: -x, "_mul_scalar", "_mulscalar", "-1.0", lambda a, b: -a),
     (lambda: mx.sym.pow(2, x), "_rpower_scalar", "_rpowerscalar", "2", lambda a, b: 2**a),
-    (lambda: mx.sym.maximum(x, 0.3), "_maximum_scalar", "_maximumscalar", "0.3",
-     lambda a, b: np.maximum(a, 0.3)),
+    (
+        lambda: mx.sym.maximum(x, 0.3),
+        "_maximum_scalar",
+        "_maximumscalar",
+        "0.3",
+        lambda a, b: np.maximum(a, 0.3),
+    ),
 ]
 
 
@@ -306,8 +390,12 @@ def test_attr_list_attr_and_set_attr():
     fc._set_attr(lr_mult="3", __mine__="m")
     assert fc.attr("lr_mult") == fc.attr("__lr_mult__") == "3"
     assert fc.attr("name") == "fc" and fc.attr("missing") is None
-    assert fc.list_attr() == {"num_hidden": "3", "__lr_mult__": "3", "__mine__": "m",
-                              "lr_mult": "3"}
+    assert fc.list_attr() == {
+        "num_hidden": "3",
+        "__lr_mult__": "3",
+        "__mine__": "m",
+        "lr_mult": "3",
+    }
     assert fc.attr_dict()["fc"] == fc.list_attr()
     with pytest.raises(ValueError, match="must be a string"):
         fc._set_attr(lr_mult=3)
@@ -386,19 +474,31 @@ def test_fluent_methods_build_the_same_graph_as_functions():
     x = mx.sym.Variable("x")
     chained = x.sum(axis=1, keepdims=True).reshape((0, -1)).astype("float16")
     assert [n["op"] for n in json.loads(chained.tojson())["nodes"]] == [
-        "null", "sum", "Reshape", "Cast"]
+        "null",
+        "sum",
+        "Reshape",
+        "Cast",
+    ]
     (arg_shape,), (out_shape,), _ = chained.infer_shape(x=(2, 3))
     assert arg_shape == (2, 3) and out_shape == (2, 1)
     assert chained.infer_type(x="float32")[1] == [np.float16]
 
 
-@pytest.mark.parametrize("expression, expected", [
-    (lambda x, y: x == y, lambda a, b: a == b), (lambda x, y: x != y, lambda a, b: a != b),
-    (lambda x, y: x > y, lambda a, b: a > b), (lambda x, y: x >= y, lambda a, b: a >= b),
-    (lambda x, y: x < y, lambda a, b: a < b), (lambda x, y: x <= y, lambda a, b: a <= b),
-    (lambda x, y: x > 1.5, lambda a, b: a > 1.5), (lambda x, y: x % y, np.mod),
-    (lambda x, y: x % 3, lambda a, b: np.mod(a, 3)), (lambda x, y: 7 % x, lambda a, b: 7 % a),
-])
+@pytest.mark.parametrize(
+    "expression, expected",
+    [
+        (lambda x, y: x == y, lambda a, b: a == b),
+        (lambda x, y: x != y, lambda a, b: a != b),
+        (lambda x, y: x > y, lambda a, b: a > b),
+        (lambda x, y: x >= y, lambda a, b: a >= b),
+        (lambda x, y: x < y, lambda a, b: a < b),
+        (lambda x, y: x <= y, lambda a, b: a <= b),
+        (lambda x, y: x > 1.5, lambda a, b: a > 1.5),
+        (lambda x, y: x % y, np.mod),
+        (lambda x, y: x % 3, lambda a, b: np.mod(a, 3)),
+        (lambda x, y: 7 % x, lambda a, b: 7 % a),
+    ],
+)
 def test_comparisons_and_modulo_evaluate_like_numpy(expression, expected):
     a = np.array([[1.0, 4.0], [5.0, -2.0]], dtype=np.float32)
     b = np.array([[1.0, 2.0], [6.0, -3.0]], dtype=np.float32)
