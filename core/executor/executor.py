@@ -72,7 +72,9 @@ class Executor:
             for slot, out in zip(step.outputs, outputs, strict=False):
                 values[slot] = out
             if is_train:
-                saved[position] = (state, [(o.shape, o.dtype) for o in outputs])
+                # output shapes/dtypes only where backward may have to fill in zeros
+                meta = [(o.shape, o.dtype) for o in outputs] if step.keeps_out_meta else None
+                saved[position] = (state, meta)
             if self._monitor is not None:
                 self._monitor_step(step, outputs, [*inputs, *aux])
             for slot in step.release:
@@ -112,13 +114,13 @@ class Executor:
                 continue
             state, out_meta = self._saved[position]
             incoming = [grads.pop(s, None) for s in step.outputs]
-            if not step.op.is_loss and all(g is None for g in incoming) and not step.aux:
-                continue
-            xp = step.train_ctx.xp
-            incoming = [
-                xp.zeros(shape, dtype) if g is None else g
-                for g, (shape, dtype) in zip(incoming, out_meta, strict=True)
-            ]
+            if any(g is None for g in incoming):
+                if not step.op.is_loss and not step.aux and all(g is None for g in incoming):
+                    continue
+                incoming = [
+                    step.xp.zeros(shape, dtype) if g is None else g
+                    for g, (shape, dtype) in zip(incoming, out_meta, strict=True)
+                ]
             in_grads = step.op.backward(
                 step.train_ctx, step.params, state, incoming, step.need_grad
             )

@@ -36,6 +36,8 @@ class Step:
         "output_names",
         "context",
         "moves",
+        "xp",
+        "keeps_out_meta",
     )
 
     def __init__(self, node, op, context, inputs, aux, outputs, out_shapes):
@@ -44,6 +46,10 @@ class Step:
         self.op = backend.kernels.get(op.name, op)
         self.context = context
         self.inputs, self.aux, self.outputs = inputs, aux, outputs
+        self.xp = backend.xp
+        # a step with several outputs, aux states or its own head gradient may run
+        # backward while some output received no gradient: it needs their metadata
+        self.keeps_out_meta = len(outputs) > 1 or bool(aux) or op.is_loss
         self.train_ctx = OpContext(True, backend, context.device_id, out_shapes)
         self.infer_ctx = OpContext(False, backend, context.device_id, out_shapes)
         self.need_grad, self.runs_backward, self.release = [], False, ()
