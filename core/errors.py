@@ -15,6 +15,7 @@ __all__ = [
     "BackendUnavailableError",
     "ContextMismatchError",
     "DTypeMismatchError",
+    "StopTraining",
 ]
 
 
@@ -52,3 +53,7 @@ class ContextMismatchError(RebindError, ValueError):
 
 class DTypeMismatchError(RebindError, TypeError):
     """Arrays of different dtypes were mixed where MXNet requires one dtype."""
+
+
+class StopTraining(RebindError):
+    """Raised by a callback to end ``fit`` early; fit stops cleanly and fires its end hooks."""
