@@ -10,6 +10,8 @@ from . import (
     kvstore,
     lr_scheduler,
     metric,
+    model,
+    module,
     monitor,
     name,
     ndarray,
@@ -21,6 +23,7 @@ from . import (
 )
 from . import initializer as init
 from . import kvstore as kv
+from . import module as mod
 from . import ndarray as nd
 from . import optimizer as opt
 from . import symbol as sym
@@ -61,6 +64,9 @@ __all__ = [
     "kvstore",
     "lr_scheduler",
     "metric",
+    "mod",
+    "model",
+    "module",
     "monitor",
     "name",
     "nd",

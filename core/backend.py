@@ -115,6 +115,39 @@ class Backend:
     def _make_rng(self, seed, device_id):
         raise NotImplementedError(f"backend {self.name!r} has no random generator")
 
+    def get_rng_state(self):
+        """Every stream of this backend as JSON-able data, to resume training exactly.
+
+        A generator that exports its state (NumPy's) is saved as it is. One that
+        cannot (CuPy's ``RandomState``) is re-seeded with a number drawn from
+        itself and that number is saved, so the run that saved and the run that
+        resumes continue from the same point.
+        """
+        streams = {str(device_id): self._stream_state(device_id) for device_id in list(self._rngs)}
+        return {"seed": self._seed, "streams": streams}
+
+    def _stream_state(self, device_id):
+        generator = self._rngs[device_id]
+        bit_generator = getattr(generator, "bit_generator", None)
+        if bit_generator is not None:
+            return {"bit_generator": bit_generator.state}
+        drawn = int(self.to_host(self.randint(0, 2**62, (1,), "int64", device_id))[0])
+        self._rngs[device_id] = self._make_rng(_mix(drawn, device_id), device_id)
+        return {"reseeded": drawn}
+
+    def set_rng_state(self, state):
+        """Restore the streams saved by ``get_rng_state``."""
+        self._seed = state.get("seed")
+        self._rngs.clear()
+        for key, stream in state.get("streams", {}).items():
+            device_id = int(key)
+            if "bit_generator" in stream:
+                generator = self._make_rng(None, device_id)
+                generator.bit_generator.state = stream["bit_generator"]
+            else:
+                generator = self._make_rng(_mix(stream["reseeded"], device_id), device_id)
+            self._rngs[device_id] = generator
+
     def uniform(self, low, high, shape, dtype, device_id):
         raise NotImplementedError(f"backend {self.name!r} cannot draw uniform samples")
 

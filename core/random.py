@@ -6,7 +6,7 @@ from . import registry
 from .context import Context
 from .ndarray.random import normal, randint, shuffle, uniform
 
-__all__ = ["seed", "uniform", "normal", "randint", "shuffle"]
+__all__ = ["seed", "get_state", "set_state", "uniform", "normal", "randint", "shuffle"]
 
 
 def seed(seed_state, ctx="all"):
@@ -23,3 +23,21 @@ def seed(seed_state, ctx="all"):
         return
     ctx = Context(ctx)
     ctx.backend.seed(int(seed_state), ctx.device_id)
+
+
+def get_state():
+    """The state of every backend's random streams, as JSON-able data (rebind, not MXNet).
+
+    ``set_state`` of it makes the streams draw what they would have drawn
+    next; training resumption (``fit(resume_from=...)``) relies on it.
+    """
+    backends = registry.get_registry("backends")
+    return {name: backend.get_rng_state() for name, backend in backends.items()}
+
+
+def set_state(state):
+    """Restore the random streams saved by ``get_state`` (backends not listed are left as is)."""
+    backends = registry.get_registry("backends")
+    for name, backend_state in state.items():
+        if name in backends:
+            backends.get(name).set_rng_state(backend_state)

@@ -1,1 +1,26 @@
 """``mx.mod`` / ``mx.module``: the module family and its lifecycle."""
+
+from .base import BaseModule
+from .bucketing import BucketingModule
+from .executor_group import DataParallelExecutorGroup
+from .lifecycle import Lifecycle, Stage
+from .module import Module
+from .mutable import MutableModule
+from .python_module import PythonLossModule, PythonModule
+from .resume import ResumeCheckpoint, save_resume_point
+from .sequential import SequentialModule
+
+__all__ = [
+    "BaseModule",
+    "BucketingModule",
+    "DataParallelExecutorGroup",
+    "Lifecycle",
+    "Module",
+    "MutableModule",
+    "PythonLossModule",
+    "PythonModule",
+    "ResumeCheckpoint",
+    "SequentialModule",
+    "Stage",
+    "save_resume_point",
+]

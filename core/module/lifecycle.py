@@ -81,16 +81,21 @@ TRANSITIONS = {
         warning="already bound, ignoring bind(); pass force_rebind=True to rebind",
     ),
     "bind_shared": Rule(  # bind(shared_module=...): parameters come from the shared module
-        {S.UNBOUND: S.INITIALIZED, S.PARAMS_ONLY: S.INITIALIZED,
-         S.UNBOUND_OPTIMIZED: S.OPTIMIZED},
+        {S.UNBOUND: S.INITIALIZED, S.PARAMS_ONLY: S.INITIALIZED, S.UNBOUND_OPTIMIZED: S.OPTIMIZED},
         repeats=_BOUND,
         warning="already bound, ignoring bind(); pass force_rebind=True to rebind",
     ),
-    "unbind": Rule({S.BOUND: S.UNBOUND, S.INITIALIZED: S.PARAMS_ONLY,
-                    S.OPTIMIZED: S.UNBOUND_OPTIMIZED, **_stay(S.UNBOUND, S.PARAMS_ONLY,
-                                                              S.UNBOUND_OPTIMIZED)}),
-    "load_params_unbound": Rule({S.UNBOUND: S.PARAMS_ONLY, **_stay(S.PARAMS_ONLY,
-                                                                   S.UNBOUND_OPTIMIZED)}),
+    "unbind": Rule(
+        {
+            S.BOUND: S.UNBOUND,
+            S.INITIALIZED: S.PARAMS_ONLY,
+            S.OPTIMIZED: S.UNBOUND_OPTIMIZED,
+            **_stay(S.UNBOUND, S.PARAMS_ONLY, S.UNBOUND_OPTIMIZED),
+        }
+    ),
+    "load_params_unbound": Rule(
+        {S.UNBOUND: S.PARAMS_ONLY, **_stay(S.PARAMS_ONLY, S.UNBOUND_OPTIMIZED)}
+    ),
     "init_params": Rule(
         {S.BOUND: S.INITIALIZED, **_stay(*_READY)},
         repeats=_READY,
@@ -147,8 +152,10 @@ class Lifecycle:
         missing = _NEXT_CALL.get(self.stage)
         if self.stage.bound and not any(s.bound for s in rule.allowed):
             missing = "a module that is not bound (bind(force_rebind=True) replaces the binding)"
-        return (f"{self.owner}.{method}() is not allowed while the module is "
-                f"{self.stage.describe()}; call {missing} first")
+        return (
+            f"{self.owner}.{method}() is not allowed while the module is "
+            f"{self.stage.describe()}; call {missing} first"
+        )
 
     def advance(self, action):
         """Move to the stage after ``action`` (which ``check`` allowed)."""

@@ -1,0 +1,389 @@
+"""Module: a symbol bound to one or more contexts, trained with an optimizer.
+
+The module keeps a CPU copy of the parameters (``_arg_params``,
+``_aux_params``) and a ``DataParallelExecutorGroup`` (``_exec_group``) running
+the network on its contexts. ``update`` changes the parameters on the devices
+and marks the CPU copy dirty; ``get_params`` refreshes it when needed.
+
+The optimizer half (``init_optimizer``, ``update``, optimizer states) lives in
+``rebind.module.optimizing``; this file owns binding, parameters and compute.
+"""
+
+import logging
+
+from ..context import Context, cpu
+from ..errors import LifecycleError
+from ..io import DataDesc
+from ..model import load_checkpoint, save_checkpoint
+from ..ndarray import zeros
+from .base import BaseModule
+from .executor_group import DataParallelExecutorGroup
+from .inputs import check_input_names, parse_data_desc
+from .optimizing import OptimizingMixin
+from .parameters import ParamsMixin
+
+__all__ = ["Module"]
+
+
+class Module(ParamsMixin, OptimizingMixin, BaseModule):
+    """MXNet's Module: runs ``symbol`` on ``context`` (one or several, data parallel).
+
+    Args:
+        symbol: the network.
+        data_names: names of the data inputs.
+        label_names: names of the label inputs (None or [] for none).
+        logger: where log lines go.
+        context: a Context or a list of them; the batch is split across a list.
+        work_load_list: relative share of each context (default: equal).
+        fixed_param_names: parameters that are never updated (no gradient).
+        state_names: inputs not given by the data iterator, kept between
+            batches and set by ``set_states`` (zeros at first).
+        group2ctxs: ctx_group attribute -> context(s), for model parallelism.
+        compression_params: gradient compression for the kvstore (not
+            implemented by rebind's stores; they say so).
+    """
+
+    def __init__(
+        self,
+        symbol,
+        data_names=("data",),
+        label_names=("softmax_label",),
+        logger=logging,
+        context=None,
+        work_load_list=None,
+        fixed_param_names=None,
+        state_names=None,
+        group2ctxs=None,
+        compression_params=None,
+    ):
+        super().__init__(logger=logger)
+        self._context, self._work_load_list = _contexts(context, work_load_list)
+        self._group2ctxs = group2ctxs
+        self._symbol = symbol
+        self._set_input_names(data_names, label_names, state_names, fixed_param_names)
+        self._aux_names = symbol.list_auxiliary_states()
+        self._output_names = symbol.list_outputs()
+        self._arg_params = None
+        self._aux_params = None
+        self._params_dirty = False
+        self._compression_params = compression_params
+        self._reset_optimizer()
+        self._grad_req = None
+        self._exec_group = None
+        self._data_shapes = None
+        self._label_shapes = None
+        self._curr_data_shapes = None
+
+    def _set_input_names(self, data_names, label_names, state_names, fixed_param_names):
+        """Check the input names against the symbol; the other arguments are parameters."""
+        symbol = self._symbol
+        self._data_names = list(data_names or [])
+        self._label_names = list(label_names or [])
+        self._state_names = list(state_names or [])
+        self._fixed_param_names = list(fixed_param_names or [])
+        check_input_names(symbol, self._data_names, "data", True)
+        check_input_names(symbol, self._label_names, "label", False)
+        check_input_names(symbol, self._state_names, "state", True)
+        check_input_names(symbol, self._fixed_param_names, "fixed_param", True)
+        inputs = set(self._data_names + self._label_names + self._state_names)
+        self._param_names = [n for n in symbol.list_arguments() if n not in inputs]
+
+    @staticmethod
+    def load(prefix, epoch, load_optimizer_states=False, **kwargs):
+        """A Module from ``prefix-symbol.json`` and ``prefix-%04d.params`` (MXNet's files).
+
+        The parameters are known before ``bind`` and copied in by it. With
+        ``load_optimizer_states``, ``prefix-%04d.states`` is loaded by
+        ``init_optimizer``. ``kwargs`` go to the constructor (``data_names``,
+        ``label_names``, ``context``, ...).
+        """
+        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
+        module = Module(symbol=symbol, **kwargs)
+        module._lifecycle.check("load_params_unbound", "load")
+        module._arg_params, module._aux_params = arg_params, aux_params
+        module._lifecycle.advance("load_params_unbound")
+        if load_optimizer_states:
+            module._preload_opt_states = f"{prefix}-{int(epoch):04d}.states"
+        return module
+
+    def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
+        """Save ``prefix-symbol.json``, ``prefix-%04d.params`` and optionally ``.states``."""
+        arg_params, aux_params = self.get_params()
+        save_checkpoint(
+            prefix, epoch, self._symbol, arg_params, aux_params, remove_amp_cast=remove_amp_cast
+        )
+        if save_optimizer_states:
+            state_name = f"{prefix}-{int(epoch):04d}.states"
+            self.save_optimizer_states(state_name)
+            logging.info('Saved optimizer state to "%s"', state_name)
+
+    # -- names and shapes -----------------------------------------------------------------
+    @property
+    def data_names(self):
+        """A list of names for data required by this module."""
+        return self._data_names
+
+    @property
+    def label_names(self):
+        """A list of names for labels required by this module."""
+        return self._label_names
+
+    @property
+    def output_names(self):
+        """A list of names for the outputs of this module."""
+        return self._output_names
+
+    @property
+    def data_shapes(self):
+        """The DataDescs of the data inputs (the module must be bound)."""
+        self._lifecycle.require("bound_only", "data_shapes")
+        return self._data_shapes
+
+    @property
+    def label_shapes(self):
+        """The DataDescs of the labels; None when bound without labels."""
+        self._lifecycle.require("bound_only", "label_shapes")
+        return self._label_shapes
+
+    @property
+    def output_shapes(self):
+        """``[(name, shape)]`` of the outputs for the whole batch."""
+        self._lifecycle.require("bound_only", "output_shapes")
+        return self._exec_group.get_output_shapes()
+
+    # -- binding -------------------------------------------------------------------------------
+    def bind(
+        self,
+        data_shapes,
+        label_shapes=None,
+        for_training=True,
+        inputs_need_grad=False,
+        force_rebind=False,
+        shared_module=None,
+        grad_req="write",
+    ):
+        """Bind executors for the input shapes (``provide_data``/``provide_label``).
+
+        A second ``bind`` warns and does nothing unless ``force_rebind``, which
+        keeps the parameters (and the optimizer) and binds anew. With
+        ``shared_module`` (bucketing) the parameters, their memory and, when
+        installed, the optimizer are shared with that module.
+        """
+        if force_rebind:
+            self._unbind()
+        action = "bind" if shared_module is None else "bind_shared"
+        if not self._lifecycle.check(action, "bind"):
+            return
+        if inputs_need_grad and not for_training:
+            raise ValueError("Module.bind: inputs_need_grad=True needs for_training=True")
+        data_descs, label_descs = parse_data_desc(
+            self._data_names, self._label_names, data_shapes, label_shapes
+        )
+        if shared_module is not None:
+            self._check_lender(shared_module)
+        self._exec_group = self._make_group(
+            data_descs, label_descs, for_training, inputs_need_grad, shared_module, grad_req
+        )
+        self.for_training, self.inputs_need_grad = for_training, inputs_need_grad
+        self._grad_req = grad_req
+        self._set_shapes(data_descs, label_descs)
+        self._total_exec_bytes = self._exec_group._total_exec_bytes
+        self._adopt_params(shared_module)
+        self._lifecycle.advance(action)
+        lender = shared_module
+        if lender is not None and lender.optimizer_initialized and not self.optimizer_initialized:
+            self.borrow_optimizer(lender)
+
+    def _check_lender(self, shared_module):
+        stage = shared_module._lifecycle.stage
+        if not (stage.bound and stage.params_initialized):
+            raise LifecycleError(
+                f"{type(self).__name__}.bind(shared_module=...): the shared module is "
+                f"{stage.describe()}; bind it and initialize its parameters first"
+            )
+        if len(shared_module._exec_group.execs) < len(self._context):
+            raise ValueError(
+                f"{type(self).__name__}.bind: the shared module runs on "
+                f"{len(shared_module._exec_group.execs)} contexts, this one on "
+                f"{len(self._context)}; it cannot lend parameters for all of them"
+            )
+
+    def _make_group(
+        self, data_descs, label_descs, for_training, inputs_need_grad, shared_module, grad_req
+    ):
+        return DataParallelExecutorGroup(
+            self._symbol,
+            self._context,
+            self._work_load_list,
+            data_descs,
+            label_descs,
+            self._param_names,
+            for_training,
+            inputs_need_grad,
+            None if shared_module is None else shared_module._exec_group,
+            logger=self.logger,
+            fixed_param_names=self._fixed_param_names,
+            grad_req=grad_req,
+            group2ctxs=self._group2ctxs,
+            state_names=self._state_names,
+        )
+
+    def _adopt_params(self, shared_module):
+        """After binding: share, copy in, or allocate the CPU copies of the parameters."""
+        group = self._exec_group
+        if shared_module is not None:
+            self._arg_params = shared_module._arg_params
+            self._aux_params = shared_module._aux_params
+        elif self.params_initialized:
+            group.set_params(self._arg_params, self._aux_params)
+        else:
+            self._arg_params = {
+                name: zeros(block[0].shape, dtype=block[0].dtype)
+                for name, block in zip(group.param_names, group.param_arrays, strict=True)
+            }
+            self._aux_params = {
+                name: zeros(block[0].shape, dtype=block[0].dtype)
+                for name, block in zip(group.aux_names, group.aux_arrays, strict=True)
+            }
+
+    def _unbind(self):
+        """Drop the binding (``force_rebind``); parameter values are kept, refreshed first."""
+        if self.binded and self.params_initialized and self._params_dirty:
+            self._sync_params_from_devices()
+        self._lifecycle.advance("unbind")
+        self._exec_group = None
+        self._data_shapes = self._label_shapes = self._curr_data_shapes = None
+
+    def _set_shapes(self, data_descs, label_descs):
+        self._data_shapes, self._label_shapes = data_descs, label_descs
+        self._curr_data_shapes = tuple(tuple(desc.shape) for desc in data_descs)
+
+    def reshape(self, data_shapes, label_shapes=None):
+        """Re-shape the executors for new input shapes (e.g. another batch size)."""
+        self._lifecycle.require("bound_only", "reshape")
+        data_descs, label_descs = parse_data_desc(
+            self._data_names, self._label_names, data_shapes, label_shapes
+        )
+        self._exec_group.reshape(data_descs, label_descs)
+        self._set_shapes(data_descs, label_descs)
+
+    # -- computation ---------------------------------------------------------------------------
+    def forward(self, data_batch, is_train=None):
+        """Run forward; a batch of another shape re-shapes the module first (as MXNet 1.9)."""
+        self._lifecycle.require("forward", "forward")
+        if isinstance(data_batch, list):
+            shapes = _list_batch_shapes(data_batch)
+        else:
+            shapes = tuple(array.shape for array in data_batch.data)
+        if shapes != self._curr_data_shapes:
+            self._reshape_for(data_batch, shapes)
+        self._exec_group.forward(data_batch, is_train)
+        if is_train or (is_train is None and self.for_training):
+            self._params_dirty = True  # a training pass moves BatchNorm's running statistics
+
+    def _reshape_for(self, data_batch, shapes):
+        """Re-shape for a batch whose data shapes differ from the bound ones.
+
+        The new shapes come from the batch's ``provide_data``/``provide_label``
+        when it has them, else from its arrays. Where rebind differs: labels
+        bound but absent from the batch are re-shaped to the new batch size
+        (MXNet failed with a shape error, e.g. ``predict`` on one example of a
+        module bound for training).
+        """
+        batches = data_batch if isinstance(data_batch, list) else [data_batch]
+        single = None if isinstance(data_batch, list) else data_batch
+        new_data = getattr(single, "provide_data", None) or [
+            DataDesc(d.name, shape, d.dtype, d.layout)
+            for d, shape in zip(self._data_shapes, shapes, strict=True)
+        ]
+        new_label = getattr(single, "provide_label", None)
+        if not new_label and self._label_shapes:
+            labels = getattr(batches[0], "label", None)
+            if labels:
+                new_label = [
+                    DataDesc(
+                        d.name, (a.shape[0] * len(batches),) + tuple(a.shape[1:]), d.dtype, d.layout
+                    )
+                    for d, a in zip(self._label_shapes, labels, strict=False)
+                ]
+            else:
+                new_label = _resized_labels(self._label_shapes, new_data)
+        self.reshape(new_data, new_label or None)
+
+    def backward(self, out_grads=None):
+        """Back-propagate (``out_grads`` for outputs that are not loss layers)."""
+        self._lifecycle.require("backward", "backward")
+        self._exec_group.backward(out_grads=out_grads)
+
+    def get_outputs(self, merge_multi_context=True):
+        """Outputs of the last forward: ``[out1, ...]`` or ``[[out1_dev1, ...], ...]``."""
+        self._lifecycle.require("outputs", "get_outputs")
+        return self._exec_group.get_outputs(merge_multi_context=merge_multi_context)
+
+    def get_input_grads(self, merge_multi_context=True):
+        """Gradients of the data inputs (bind with ``inputs_need_grad=True``)."""
+        self._lifecycle.require("outputs", "get_input_grads")
+        return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)
+
+    def get_states(self, merge_multi_context=True):
+        """The state arrays (``state_names``), merged or per context."""
+        self._lifecycle.require("outputs", "get_states")
+        return self._exec_group.get_states(merge_multi_context=merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        """Set the states from ``[[state1_dev1, ...], ...]`` or every element to ``value``."""
+        self._lifecycle.require("outputs", "set_states")
+        self._exec_group.set_states(states, value)
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        """Accumulate ``eval_metric`` over the last outputs and ``labels``."""
+        self._lifecycle.require("outputs", "update_metric")
+        self._exec_group.update_metric(eval_metric, labels, pre_sliced)
+
+    def install_monitor(self, mon):
+        """Let ``mon`` watch every executor."""
+        self._lifecycle.require("bound_only", "install_monitor")
+        self._exec_group.install_monitor(mon)
+
+
+def _resized_labels(label_descs, data_descs):
+    """The label descriptions with their batch axis set to the data's new batch size."""
+    sizes = [d.shape[a] for d in data_descs if (a := DataDesc.get_batch_axis(d.layout)) >= 0]
+    if not sizes:
+        return label_descs
+    resized = []
+    for desc in label_descs:
+        axis = DataDesc.get_batch_axis(desc.layout)
+        shape = list(desc.shape)
+        if axis >= 0:
+            shape[axis] = sizes[0]
+        resized.append(DataDesc(desc.name, tuple(shape), desc.dtype, desc.layout))
+    return resized
+
+
+def _contexts(context, work_load_list):
+    """``(contexts, work_load_list)``: one Context or several, with one share each."""
+    context = cpu() if context is None else context
+    contexts = [context] if isinstance(context, (Context, str)) else list(context)
+    contexts = [Context(c) for c in contexts]
+    if work_load_list is None:
+        work_load_list = [1] * len(contexts)
+    if len(work_load_list) != len(contexts):
+        raise ValueError(
+            f"Module: work_load_list has {len(work_load_list)} entries for "
+            f"{len(contexts)} contexts; give one per context"
+        )
+    return contexts, list(work_load_list)
+
+
+def _list_batch_shapes(batches):
+    """The whole-batch data shapes of a list of per-context DataBatches."""
+    if not batches:
+        raise ValueError("Module.forward: got an empty list of data batches")
+    shapes = []
+    for index in range(len(batches[0].data)):
+        shape = tuple(batches[0].data[index].shape)
+        if any(tuple(b.data[index].shape) != shape for b in batches):
+            raise ValueError("Module.forward: all data batches in a list need the same shapes")
+        shapes.append((len(batches) * shape[0],) + shape[1:])
+    return tuple(shapes)
