@@ -125,12 +125,16 @@ def _bn_forward(ctx, p, inputs, aux):
     outputs = [out.astype(data.dtype, copy=False)]
     if p.output_mean_var:  # MXNet's "var" output holds 1/sqrt(var + eps)
         outputs += [mean.astype(gamma.dtype, copy=False), invstd.astype(gamma.dtype)]
-    saved = (xhat, scale, invstd, axis, batch_stats, mean, var, aux, data.dtype)
+    saved = (xhat, scale, invstd, axis, batch_stats, mean, var, aux, data.dtype, gamma)
     return outputs, saved
 
 
 def _bn_backward(ctx, p, saved, out_grads, need_grad):
-    xhat, scale, invstd, axis, batch_stats, mean, var, aux, dtype = saved
+    xhat, scale, invstd, axis, batch_stats, mean, var, aux, dtype, gamma = saved
+    if p.fix_gamma:
+        # MXNet 1.9's backward writes 1 into gamma, so whatever an optimizer did
+        # to it (weight decay) is undone at every training step
+        gamma[...] = 1
     axes = tuple(i for i in range(xhat.ndim) if i != axis)
     grad = _wide(out_grads[0])
     need_gamma = need_grad[1] and not p.fix_gamma

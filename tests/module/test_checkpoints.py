@@ -141,12 +141,6 @@ def test_training_from_the_initial_params_reproduces_mxnet(golden, ctx, name):
         )
 
 
-@pytest.mark.xfail(
-    reason="MXNet's BatchNorm backward writes 1 into gamma when fix_gamma=True; "
-    "rebind's BatchNorm (core/ops/norm.py) leaves gamma to the optimizer, "
-    "so weight decay moves it (an operator difference, reported)",
-    strict=True,
-)
 def test_fix_gamma_gamma_after_training_matches_mxnet(golden):
     case, data, mod, _ = _retrain(golden, mx.cpu(), "lenet_bn")
     got = mod.get_params()[0]["bn2_gamma"].asnumpy()

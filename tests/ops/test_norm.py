@@ -278,3 +278,21 @@ def test_l2normalization_shapes():
 def test_bad_params(op_name, attrs, fragment):
     with pytest.raises(ParamError, match=fragment):
         opdef(op_name).parse(attrs)
+
+
+def test_fix_gamma_backward_writes_one_into_gamma(ctx):
+    # MXNet 1.9 resets gamma to 1 in backward, undoing e.g. weight decay on it
+    from rebind.ops import OpContext
+    from tests.ops.harness import opdef
+
+    op = opdef("BatchNorm")
+    params = op.parse({})
+    xp = ctx.backend.xp
+    data = ctx.backend.asarray(np.random.default_rng(0).standard_normal((4, 3)), np.float32, 0)
+    gamma = xp.full((3,), 0.7, dtype=np.float32)
+    beta = xp.zeros(3, dtype=np.float32)
+    aux = [xp.zeros(3, dtype=np.float32), xp.ones(3, dtype=np.float32)]
+    op_ctx = OpContext(True, ctx.backend, ctx.device_id)
+    outs, saved = op.forward(op_ctx, params, [data, gamma, beta], aux)
+    op.backward(op_ctx, params, saved, [xp.ones_like(outs[0])], [True, True, True])
+    np.testing.assert_array_equal(ctx.backend.to_host(gamma), np.ones(3, dtype=np.float32))
