@@ -130,13 +130,18 @@ class _TqdmView:
         self._stream, self._tqdm, self._bar = stream, tqdm_class, None
 
     def start(self, epoch, total):
+        # a pseudo-terminal may report a 0x0 size, which tqdm turns into empty
+        # lines: give it a fixed size there
+        zero_width = _columns(self._stream) == 0
         self._bar = self._tqdm(
             total=total,
             file=self._stream,
             desc=f"epoch {epoch}",
             unit="batch",
             leave=True,
-            dynamic_ncols=True,
+            dynamic_ncols=not zero_width,
+            ncols=80 if zero_width else None,
+            nrows=24 if zero_width else None,
             mininterval=0,
             bar_format=self.RUNNING if total else None,
         )
@@ -182,6 +187,14 @@ class _LineView:
 
     def finish(self, epoch, summary):
         self._draw(f"epoch {epoch}: {summary}", end="\n")
+
+
+def _columns(stream):
+    """The terminal width of ``stream``; None when it cannot be asked."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _terminal_view(stream, use_tqdm):

@@ -1,6 +1,7 @@
 """The built-in progress plugin, driven through its hooks with stand-in modules and metrics."""
 
 import io
+import os
 import logging
 import sys
 
@@ -79,6 +80,20 @@ def test_terminal_mode_with_tqdm_shows_bar_throughput_and_metric():
     assert "epoch 0" in out and "4/4" in out
     assert "samples/s, accuracy=0.7500" in out
     assert "train accuracy=0.7500, validation accuracy=0.5000, 0.5 s (80 samples/s)" in out
+
+
+def test_a_terminal_of_size_zero_still_shows_the_bar(monkeypatch):
+    # a pseudo-terminal may report 0x0 (e.g. under `script`): tqdm would print empty lines
+    pytest.importorskip("tqdm")
+
+    class ZeroSizeTTY(FakeTTY):
+        def fileno(self):
+            return 99
+
+    monkeypatch.setattr("os.get_terminal_size", lambda fd: os.terminal_size((0, 0)))
+    tty = ZeroSizeTTY()
+    run_fit(ProgressReporter(stream=tty, use_tqdm=True), validation=accuracy(2))
+    assert "epoch 0" in tty.getvalue() and "accuracy=0.7500" in tty.getvalue()
 
 
 def test_terminal_mode_without_tqdm_draws_a_carriage_return_bar():

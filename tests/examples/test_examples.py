@@ -14,6 +14,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SHORT_RUNS = [
     ("python_loss_module.py", ["--num-epochs", "4"], 0.9),
     ("sequential_module.py", ["--num-epochs", "4"], 0.9),
+    ("mlp_digits.py", ["--num-epochs", "6"], 0.95),
+    ("lenet_digits.py", ["--num-epochs", "5"], 0.95),
 ]
 
 needs_sklearn = pytest.mark.skipif(
@@ -37,3 +39,26 @@ def test_example_trains_to_accuracy(script, args, threshold):
     found = re.search(r"Validation accuracy: ([0-9.]+)", result.stdout)
     assert found, f"{script} printed no validation accuracy:\n{result.stdout}"
     assert float(found.group(1)) >= threshold, result.stdout
+
+
+@needs_sklearn
+@pytest.mark.parametrize("script", ["mlp_digits.py", "lenet_digits.py"])
+def test_digits_example_reloads_its_checkpoint(script, tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / script), "--num-epochs", "2", "--checkpoint-dir", tmp_path],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=EXAMPLES.parent,
+    )
+    assert result.returncode == 0, f"{script} failed:\n{result.stdout}\n{result.stderr}"
+    stem = script.removesuffix(".py")
+    saved = sorted(path.name for path in tmp_path.iterdir())
+    assert saved == [f"{stem}-0001.params", f"{stem}-0002.params", f"{stem}-symbol.json"]
+    scored = re.search(r"Validation accuracy: ([0-9.]+)", result.stdout).group(1)
+    predicted = re.search(r"predict: 384 rows of 10 class probabilities, ([0-9.]+)", result.stdout)
+    reloaded = re.search(r"reloaded from .*-0002\.params: accuracy ([0-9.]+)", result.stdout)
+    assert predicted and reloaded, result.stdout
+    # 384 validation examples are 12 whole batches of 32: score and predict see the same rows
+    assert predicted.group(1) == scored
+    assert reloaded.group(1) == scored
