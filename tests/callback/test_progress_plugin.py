@@ -1,8 +1,8 @@
 """The built-in progress plugin, driven through its hooks with stand-in modules and metrics."""
 
 import io
-import os
 import logging
+import os
 import sys
 
 import numpy as np
