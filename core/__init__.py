@@ -19,6 +19,7 @@ from . import (
     optimizer,
     random,
     registry,
+    rnn,
     symbol,
 )
 from . import initializer as init
@@ -77,6 +78,7 @@ __all__ = [
     "optimizer",
     "random",
     "registry",
+    "rnn",
     "sym",
     "symbol",
 ]

@@ -60,7 +60,7 @@ def _node_text(node, ids, versions, indent):
             node.inputs, _input_versions(node, versions), strict=True
         )
     ]
-    fields.append(f'"inputs": {_inline(entries)}')
+    fields.append(f'"inputs": {_array(entries, indent + 2)}')
     return "{" + _block(fields, indent) + "}"
 
 
@@ -79,9 +79,13 @@ def _input_versions(node, versions):
     return result
 
 
-def _int_array(values, indent):
-    items = [str(v) for v in values]
+def _array(items, indent):
+    """dmlc's writer puts an array of more than 10 items one item per line."""
     return _inline(items) if len(items) <= 10 else "[" + _block(items, indent) + "]"
+
+
+def _int_array(values, indent):
+    return _array([str(v) for v in values], indent)
 
 
 def graph_to_json(heads):
@@ -97,7 +101,7 @@ def graph_to_json(heads):
         '"nodes": [' + _block([_node_text(n, ids, versions, 4) for n in nodes], 2) + "]",
         f'"arg_nodes": {_int_array([ids[id(n)] for n in nodes if n.op is None], 2)}',
         f'"node_row_ptr": {_int_array(row_ptr, 2)}',
-        '"heads": ' + _inline([f"[{ids[id(n)]}, {i}, 0]" for n, i in heads]),
+        '"heads": ' + _array([f"[{ids[id(n)]}, {i}, 0]" for n, i in heads], 2),
         f'"attrs": {{"mxnet_version": ["int", {MXNET_VERSION}]}}',
     ]
     return "{" + _block(sections, 0) + "}"

@@ -1,0 +1,36 @@
+"""``mx.rnn``: recurrent cells, their unrolling, and sentence bucketing data."""
+
+from .base import BaseRNNCell, ModifiedCellError, RNNParams
+from .cells import GRUCell, LSTMCell, RNNCell
+from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, rnn_unroll, save_rnn_checkpoint
+from .combinators import BidirectionalCell, DropoutCell, SequentialRNNCell
+from .conv_cells import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
+from .fused import FusedRNNCell
+from .io import BucketSentenceIter, encode_sentences
+from .modifiers import ModifierCell, ResidualCell, ZoneoutCell
+
+__all__ = [
+    "BaseConvRNNCell",
+    "BaseRNNCell",
+    "BidirectionalCell",
+    "ConvGRUCell",
+    "ConvLSTMCell",
+    "ConvRNNCell",
+    "BucketSentenceIter",
+    "DropoutCell",
+    "FusedRNNCell",
+    "GRUCell",
+    "LSTMCell",
+    "ModifiedCellError",
+    "ModifierCell",
+    "RNNCell",
+    "RNNParams",
+    "ResidualCell",
+    "SequentialRNNCell",
+    "ZoneoutCell",
+    "do_rnn_checkpoint",
+    "encode_sentences",
+    "load_rnn_checkpoint",
+    "rnn_unroll",
+    "save_rnn_checkpoint",
+]
