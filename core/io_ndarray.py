@@ -79,6 +79,13 @@ class NDArrayIter(DataIter):
             inputs are stored as float32 whatever their dtype was.
         last_batch_handle: 'pad', 'discard' or 'roll_over' (see the module).
         data_name, label_name: the names of single inputs.
+        num_parts, part_index: keep only part ``part_index`` of ``num_parts``
+            equal, contiguous parts of the examples (rebind; MXNet's NDArrayIter
+            has no such arguments, its MNISTIter and CSVIter do). For
+            distributed training pass ``num_parts=kv.num_workers,
+            part_index=kv.rank``. The last ``len(data) % num_parts`` examples
+            are left out, so every part has as many batches per epoch, which
+            synchronous workers need.
 
     NDArrays stay on their context; anything else becomes a float32 NDArray on
     the current context (``mx.nd.array``'s rule).
@@ -93,6 +100,8 @@ class NDArrayIter(DataIter):
         last_batch_handle="pad",
         data_name="data",
         label_name="softmax_label",
+        num_parts=1,
+        part_index=0,
     ):
         super().__init__(batch_size)
         if last_batch_handle not in LAST_BATCH_HANDLES:
@@ -106,6 +115,11 @@ class NDArrayIter(DataIter):
         self.data = named_inputs(data, allow_empty=False, default_name=data_name)
         self.label = named_inputs(label, allow_empty=True, default_name=label_name)
         self.num_data = _common_length(self.data + self.label)
+        if (num_parts, part_index) != (1, 0):
+            rows = _part_rows(self.num_data, num_parts, part_index)
+            self.data = [(name, value[rows]) for name, value in self.data]
+            self.label = [(name, value[rows]) for name, value in self.label]
+            self.num_data = rows.stop - rows.start
         self.idx = np.arange(self.num_data)
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle
@@ -222,6 +236,23 @@ class NDArrayIter(DataIter):
 def _shuffled(source, order):
     # MXNet rebuilds shuffled inputs with mx.nd.array, which makes them float32
     return _take_rows(source, order).astype(np.float32, copy=False)
+
+
+def _part_rows(count, num_parts, part_index):
+    """The slice of rows of part ``part_index`` out of ``num_parts`` equal parts."""
+    if int(num_parts) != num_parts or num_parts < 1:
+        raise ValueError(f"NDArrayIter: num_parts must be an integer >= 1, got {num_parts!r}")
+    if int(part_index) != part_index or not 0 <= part_index < num_parts:
+        raise ValueError(
+            f"NDArrayIter: part_index must be an integer in [0, {num_parts}), got {part_index!r}"
+        )
+    size = count // int(num_parts)
+    if size == 0:
+        raise ShapeError(
+            f"NDArrayIter: {count} examples cannot be split into {num_parts} non-empty parts"
+        )
+    start = int(part_index) * size
+    return slice(start, start + size)
 
 
 def _common_length(inputs):

@@ -307,8 +307,8 @@ def create(name="local"):
 
     An unknown name raises ``UnknownNameError`` (a ValueError) listing the
     known ones. The built-ins are ``local`` and ``device`` (and MXNet's other
-    spellings of them); ``nccl`` and the distributed ``dist_*`` stores are not
-    registered by this release.
+    spellings of them), and, over MPI, ``dist_sync``, ``dist_device_sync`` and
+    ``nccl`` (``rebind.plugins.kvstores_dist`` and ``kvstores_nccl``).
     """
     if not isinstance(name, str):
         raise TypeError(f"kvstore create: name must be a string such as 'local', got {name!r}")

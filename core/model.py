@@ -112,9 +112,10 @@ def load_checkpoint(prefix, epoch):
 def _create_kvstore(kvstore, num_device, arg_params):
     """``(store or None, update_on_kvstore)`` for ``num_device`` devices, as MXNet decides.
 
-    A store name with one device and no ``dist`` in it needs no store. The
-    update runs on the store unless ``MXNET_UPDATE_ON_KVSTORE=0``, or the
-    store is ``'local'`` and some parameter has more than 16M elements.
+    A store name with one device and no ``dist`` in it needs no store, except
+    ``nccl``, which in rebind sums over processes too. The update runs on the
+    store unless ``MXNET_UPDATE_ON_KVSTORE=0``, or the store is ``'local'``
+    and some parameter has more than 16M elements.
     """
     update_on_kvstore = bool(int(os.environ.get("MXNET_UPDATE_ON_KVSTORE", "1")))
     if kvstore is None:
@@ -122,7 +123,7 @@ def _create_kvstore(kvstore, num_device, arg_params):
     elif isinstance(kvstore, kvs.KVStore):
         store = kvstore
     elif isinstance(kvstore, str):
-        if num_device == 1 and "dist" not in kvstore:
+        if num_device == 1 and "dist" not in kvstore and kvstore.lower() != "nccl":
             store = None
         else:
             store = kvs.create(kvstore)
@@ -140,10 +141,16 @@ def _create_kvstore(kvstore, num_device, arg_params):
 
 
 def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_on_kvstore):
-    """Put every parameter into the store; with the update there, pull it to every device."""
+    """Put every parameter into the store; pull it to every device where the store decides.
+
+    The store's value is pulled when the update runs on the store and, in
+    rebind, whenever there are several workers: a distributed store keeps
+    rank 0's parameters, and every worker must start from them.
+    """
+    pull = update_on_kvstore or kvstore.num_workers > 1
     for index, name in enumerate(param_names):
         kvstore.init(name, arg_params[name])
-        if update_on_kvstore:
+        if pull:
             kvstore.pull(name, param_arrays[index], priority=-index)
 
 

@@ -45,7 +45,7 @@ STDLIB_MODULES = (
     "textwrap threading timeit tokenize trace traceback typing unittest urllib.parse "
     "urllib.request uuid warnings wave weakref xml.dom.minidom xml.etree.ElementTree zipfile"
 ).split()
-BUCKETS = [5, 10, 15, 20, 30, 40]  # sentences longer than 40 words are left out
+BUCKETS = [5, 10, 15, 20, 30, 40]  # the corpus leaves out sentences longer than 40 words
 INVALID_LABEL = 0  # padding, and the label after a sentence's last word
 START_LABEL = 1
 UNKNOWN = "<unk>"
@@ -76,7 +76,7 @@ def stdlib_docstrings():
     return docs
 
 
-def split_sentences(docs, min_words=3):
+def split_sentences(docs, min_words=3, max_words=max(BUCKETS)):
     """Lowercased word lists of the sentences of ``docs``, each distinct sentence once."""
     sentences, seen = [], set()
     for paragraph in re.split(r"\n\s*\n", "\n\n".join(docs)):
@@ -85,7 +85,7 @@ def split_sentences(docs, min_words=3):
         )
         for sentence in re.split(r"(?<=[.!?])\s+", prose):
             words = tuple(re.findall(r"[a-z]+(?:'[a-z]+)?", sentence.lower()))
-            if len(words) >= min_words and words not in seen:
+            if min_words <= len(words) <= max_words and words not in seen:
                 seen.add(words)
                 sentences.append(list(words))
     return sentences
@@ -171,6 +171,16 @@ def score(module, val):
     return dict(module.score(val, perplexity()))["perplexity"]
 
 
+def untrained_perplexity(sym_gen, val, initializer):
+    """The validation perplexity of a freshly initialized model: the level to fall from."""
+    module = mx.mod.BucketingModule(
+        sym_gen, default_bucket_key=val.default_bucket_key, context=mx.cpu()
+    )
+    module.bind(data_shapes=val.provide_data, label_shapes=val.provide_label, for_training=False)
+    module.init_params(initializer)
+    return score(module, val)
+
+
 def reload_and_score(prefix, epoch, sym_gen, val):
     """A new BucketingModule from the checkpoint, bound for inference, scored again."""
     module = mx.mod.BucketingModule.load(
@@ -220,9 +230,9 @@ def main():
     module = mx.mod.BucketingModule(
         sym_gen, default_bucket_key=train.default_bucket_key, context=mx.cpu()
     )
-    module.bind(data_shapes=train.provide_data, label_shapes=train.provide_label)
-    module.init_params(mx.init.Xavier(factor_type="in", magnitude=2.34))
-    print(f"Validation perplexity before training: {score(module, val):.4f}", flush=True)
+    initializer = mx.init.Xavier(factor_type="in", magnitude=2.34)
+    before = untrained_perplexity(sym_gen, val, initializer)
+    print(f"Validation perplexity before training: {before:.4f}", flush=True)
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.checkpoint_dir or scratch
@@ -232,8 +242,15 @@ def main():
             train,
             eval_data=val,
             eval_metric=perplexity(),
+            validation_metric=perplexity(),  # its own object: scoring resets the metric
+            initializer=initializer,
             optimizer="sgd",
-            optimizer_params={"learning_rate": args.lr, "momentum": 0.9, "wd": 1e-5},
+            optimizer_params={
+                "learning_rate": args.lr,
+                "momentum": 0.9,
+                "wd": 1e-5,
+                "clip_gradient": 5.0,
+            },
             num_epoch=args.num_epochs,
             epoch_end_callback=mx.callback.do_checkpoint(prefix),
         )

@@ -19,18 +19,72 @@ from rebind.optimizer import Optimizer
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "DCASGD", "SGLD"]
 
 
-def _sgd_step(weight, grad, mom, lr, wd, momentum):
-    """One SGD step on backend arrays: ``grad`` is already rescaled and clipped."""
+# elements per piece of a parameter: the passes of an update then run on data in
+# the L2 cache instead of streaming the whole array through memory once per pass
+_PIECE = 1 << 16
+
+
+def _sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
+    """One SGD step on backend arrays, in place, in the order of MXNet's kernels.
+
+    ``mom = momentum * mom - (lr * wd) * weight - (lr * rescale) * grad``, then
+    ``weight += mom``; without momentum ``weight = (1 - lr * wd) * weight -
+    (lr * rescale) * grad``. MXNet folds ``rescale_grad`` into the rate that way
+    (``lr * rescale_grad * grad``, left to right); with clipping on, ``grad``
+    arrives rescaled and clipped and ``rescale`` is 1.
+    """
     kind = weight.dtype.type
-    lr, wd, momentum = kind(lr), kind(wd), kind(momentum)
+    lr, momentum = kind(lr), kind(momentum)
+    decay, rate = lr * kind(wd), lr * kind(rescale)
+    if _fits_pieces(weight, grad, mom):
+        _numpy_sgd_step(weight, grad, mom, decay, rate, momentum)
+        return
     if mom is None:
-        weight *= kind(1) - lr * wd
-        weight -= lr * grad
+        weight *= kind(1) - decay
+        weight -= rate * grad
         return
     mom *= momentum
-    mom -= (lr * wd) * weight
-    mom -= lr * grad
+    mom -= decay * weight
+    mom -= rate * grad
     weight += mom
+
+
+def _clipping(optimizer):
+    """Whether ``optimizer._clip`` clips (a positive ``clip_gradient``)."""
+    bound = optimizer.clip_gradient
+    return bound is not None and bound > 0
+
+
+def _fits_pieces(weight, grad, mom):
+    """Whether the arrays are NumPy arrays of one dtype, contiguous, so views of pieces work."""
+    arrays = (weight, grad) if mom is None else (weight, grad, mom)
+    return all(
+        type(a) is np.ndarray and a.flags.c_contiguous and a.dtype == weight.dtype for a in arrays
+    )
+
+
+def _numpy_sgd_step(weight, grad, mom, decay, rate, momentum):
+    """``_sgd_step`` on NumPy arrays: piece by piece, products into one scratch buffer.
+
+    The same float operations as the whole-array form, so the same results,
+    without a temporary array per product.
+    """
+    flat_w, flat_g = weight.reshape(-1), grad.reshape(-1)
+    flat_m = None if mom is None else mom.reshape(-1)
+    scratch = np.empty(min(weight.size, _PIECE), weight.dtype)
+    keep = weight.dtype.type(1) - decay
+    for start in range(0, weight.size, _PIECE):
+        w, g = flat_w[start : start + _PIECE], flat_g[start : start + _PIECE]
+        product = scratch[: w.size]
+        if flat_m is None:
+            w *= keep
+            w -= np.multiply(g, rate, out=product)
+            continue
+        m = flat_m[start : start + _PIECE]
+        m *= momentum
+        m -= np.multiply(w, decay, out=product)
+        m -= np.multiply(g, rate, out=product)
+        w += m
 
 
 class SGD(Optimizer):
@@ -60,9 +114,12 @@ class SGD(Optimizer):
         self._check_arrays(type(self).__name__, weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
-        grad = self._clip(self._rescaled(grad))
         mom = None if state is None else state._data
-        _sgd_step(weight._data, grad, mom, lr, wd, max(self.momentum, 0.0))
+        momentum = max(self.momentum, 0.0)
+        if _clipping(self):
+            _sgd_step(weight._data, self._clip(self._rescaled(grad)), mom, lr, wd, momentum)
+        else:
+            _sgd_step(weight._data, grad._data, mom, lr, wd, momentum, self.rescale_grad)
 
 
 class ccSGD(SGD):  # noqa: N801 (MXNet's name)

@@ -8,10 +8,10 @@ from ..context import Context
 from ..errors import ContextMismatchError, ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
-from .executor import GRAD_REQS, Executor
+from .executor import GRAD_REQS, Executor, MemoryGroup
 from .plan import compile_plan
 
-__all__ = ["bind", "simple_bind", "reshape_executor"]
+__all__ = ["bind", "simple_bind", "reshape_executor", "plain_plan"]
 
 
 def _contexts(ctx, group2ctx):
@@ -160,7 +160,10 @@ def simple_bind(
         pool.aux_state(n.name, s, t, contexts(n))
         for n, s, t in zip(plan.aux_nodes, aux_shapes, aux_types, strict=True)
     ]
-    return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx)
+    executor = Executor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx)
+    if shared_exec is not None:
+        MemoryGroup.join(executor, shared_exec)
+    return executor
 
 
 class _SharedPool:
@@ -242,7 +245,7 @@ def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
     plan = compile_plan(
         symbol, contexts, {n.name: a.shape for n, a in zip(plan.arguments, args, strict=True)}
     )
-    return Executor(
+    reshaped = Executor(
         symbol,
         executor._ctx,
         plan,
@@ -252,6 +255,17 @@ def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
         aux,
         executor._group2ctx,
     )
+    MemoryGroup.join(reshaped, executor)  # they share arrays: one runs at a time
+    return reshaped
+
+
+def plain_plan(executor):
+    """``executor``'s graph compiled again without graph rewrites (for monitors)."""
+    _, contexts = _contexts(executor._ctx, executor._group2ctx)
+    shapes = {n: a.shape for n, a in zip(executor._arg_names, executor.arg_arrays, strict=True)}
+    plan = compile_plan(executor.symbol, contexts, shapes, optimize=False)
+    plan.mark_gradients([r != "null" for r in executor._grad_reqs])
+    return plan
 
 
 def _resized(array, shape, allow_up_sizing, name):

@@ -1,5 +1,7 @@
 """Executor: a symbol bound to arrays, running its plan forward and backward."""
 
+import weakref
+
 from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
@@ -27,9 +29,11 @@ class Executor:
         self.aux_dict = dict(zip(self._aux_names, aux_arrays, strict=True))
         plan.mark_gradients([r != "null" for r in grad_reqs])
         self.outputs = self._allocate_outputs()
+        self._loss_heads = _loss_heads(plan)
         self._saved = None
-        self._values = None
         self._monitor = None
+        self._optimized_plan = None  # kept aside while a monitor runs the plain plan
+        self._memory_group = None  # executors sharing memory with this one (see MemoryGroup)
 
     def _allocate_outputs(self):
         """Zero arrays for the outputs, as MXNet has them right after bind (same objects later)."""
@@ -55,6 +59,11 @@ class Executor:
         """Run the graph; ``kwargs`` (name -> array) are copied into the arguments first."""
         for name, value in kwargs.items():
             self._copy_input(name, value)
+        # what the previous forward kept is dropped now, not after this one has
+        # allocated its own (and so is that of an executor sharing memory with this one)
+        self._release_state()
+        if self._memory_group is not None:
+            self._memory_group.activate(self)
         plan = self._plan
         values = [None] * plan.num_slots
         for slot, array in zip(plan.arg_slots, self.arg_arrays, strict=True):
@@ -105,7 +114,10 @@ class Executor:
     def backward(self, out_grads=None, is_train=True):
         """Propagate gradients from the outputs to the arguments (``grad_req`` decides how)."""
         if self._saved is None:
-            raise RuntimeError("backward() needs a forward(is_train=True) first")
+            raise RuntimeError(
+                "backward() needs a forward(is_train=True) first (of this executor: an "
+                "executor sharing memory with it, bound with shared_exec, ran forward since)"
+            )
         grads = self._head_grads(out_grads)
         plan = self._plan
         for position in range(len(plan.steps) - 1, -1, -1):
@@ -146,12 +158,28 @@ class Executor:
                 )
         for index, (slot, output) in enumerate(zip(plan.head_slots, self.outputs, strict=True)):
             given = None if out_grads is None else out_grads[index]
-            if given is None:
+            if given is None and self._loss_heads[index]:
+                # a built-in loss makes its own gradient: ones without memory of their own
+                xp = output._ctx.backend.xp
+                data = xp.broadcast_to(xp.ones((), dtype=output.dtype), output.shape)
+            elif given is None:
                 data = output._ctx.backend.xp.ones_like(output._data)
             else:
                 data = to_context(given, output._ctx).copy()
             grads[slot] = data if slot not in grads else grads[slot] + data
         return grads
+
+    def _release_state(self):
+        """Drop what the last forward kept (saved state, output values): memory is shared.
+
+        Called when this executor or another of its memory group runs forward.
+        The outputs keep their shapes and dtypes and read as zeros (MXNet's
+        read whatever the other executor wrote into the shared memory).
+        """
+        self._saved = None
+        for output in self.outputs:
+            xp = output._ctx.backend.xp
+            output._data = xp.broadcast_to(xp.zeros((), dtype=output.dtype), output.shape)
 
     def _store_gradients(self, grads):
         adopted = set()
@@ -184,6 +212,18 @@ class Executor:
         str and an NDArray viewing the op's array.
         """
         self._monitor = None if callback is None else (callback, monitor_all)
+        self._use_plain_plan(callback is not None)
+
+    def _use_plain_plan(self, plain):
+        """Run the plan without graph rewrites while a monitor watches, so it sees every node."""
+        if plain and self._optimized_plan is None and self._plan.optimizations:
+            from .binding import plain_plan
+
+            self._optimized_plan, self._plan = self._plan, plain_plan(self)
+            self._saved = None
+        elif not plain and self._optimized_plan is not None:
+            self._plan, self._optimized_plan = self._optimized_plan, None
+            self._saved = None
 
     def _monitor_step(self, step, outputs, inputs):
         callback, monitor_all = self._monitor
@@ -234,6 +274,45 @@ class Executor:
 
     def __repr__(self):
         return f"<Executor {self._symbol!r} @{self._ctx}>"
+
+
+class MemoryGroup:
+    """Executors that borrow each other's memory (``simple_bind(shared_exec=...)``).
+
+    As in MXNet, such executors are meant to run one at a time (the buckets of
+    a BucketingModule): when one runs forward, the one that ran before drops
+    the intermediate results it kept for backward and its output values, so
+    training over many buckets holds the intermediates of one bucket only.
+    """
+
+    def __init__(self):
+        self._active = None
+
+    def activate(self, executor):
+        """``executor`` runs forward now; the previous one releases its state."""
+        previous = self._active() if self._active is not None else None
+        if previous is not None and previous is not executor:
+            previous._release_state()
+        self._active = weakref.ref(executor)
+
+    @staticmethod
+    def join(executor, lender):
+        """Put ``executor`` in ``lender``'s group (creating it)."""
+        if lender._memory_group is None:
+            lender._memory_group = MemoryGroup()
+            lender._memory_group._active = weakref.ref(lender)  # it may hold a forward's state
+        executor._memory_group = lender._memory_group
+
+
+def _loss_heads(plan):
+    """Per head: whether a built-in loss op (not a Custom op) produces it and ignores its grad."""
+    producer = {slot: step for step in plan.steps for slot in step.outputs}
+    flags = []
+    for slot in plan.head_slots:
+        step = producer.get(slot)
+        op = None if step is None else step.node.op
+        flags.append(op is not None and op.is_loss and op.name != "Custom")
+    return flags
 
 
 def _fresh(grad, array, adopted):

@@ -40,9 +40,14 @@ class Step:
         "keeps_out_meta",
     )
 
-    def __init__(self, node, op, context, inputs, aux, outputs, out_shapes):
+    def __init__(
+        self, node, op, context, inputs, aux, outputs, out_shapes, *, name=None, **overrides
+    ):
+        """A step applying ``node``'s op; ``name``, ``params`` and ``output_names`` may be
+        given for a step that stands for several nodes (see ``optimize.py``)."""
         backend = context.backend
-        self.name, self.node, self.params = node.name, node, node.params
+        self.name, self.node = node.name if name is None else name, node
+        self.params = overrides.get("params", node.params)
         self.op = backend.kernels.get(op.name, op)
         self.context = context
         self.inputs, self.aux, self.outputs = inputs, aux, outputs
@@ -54,28 +59,36 @@ class Step:
         self.infer_ctx = OpContext(False, backend, context.device_id, out_shapes)
         self.need_grad, self.runs_backward, self.release = [], False, ()
         self.moves = ()  # (input position, producer's context) for inputs on other contexts
-        self.output_names = [node.output_name(i) for i in range(len(outputs))]
+        self.output_names = overrides.get("output_names") or [
+            node.output_name(i) for i in range(len(outputs))
+        ]
 
 
 class Plan:
-    """The compiled graph: steps, and where arguments, aux states and heads live."""
+    """The compiled graph: steps, and where arguments, aux states and heads live.
 
-    def __init__(self, symbol, contexts, shapes):
+    With ``optimize``, exact graph rewrites (``optimize.py``) are applied;
+    ``optimizations`` lists what they did.
+    """
+
+    def __init__(self, symbol, contexts, shapes, optimize=False):
         nodes = topological_order(symbol._heads)
         self._shapes = shapes
         self.arguments, self.aux_nodes = arguments_and_aux(nodes)
         slot_of, self.num_slots = {}, 0
-        self.slot_context = {}
+        self.slot_context, self.slot_shapes = {}, []
         for node in nodes:
             for index in range(node.num_outputs):
                 slot_of[(id(node), index)] = self.num_slots
                 self.slot_context[self.num_slots] = contexts(node)
+                self.slot_shapes.append(shapes.get((id(node), index)))
                 self.num_slots += 1
         self.arg_slots = [slot_of[(id(n), 0)] for n in self.arguments]
         self.aux_slots = [slot_of[(id(n), 0)] for n in self.aux_nodes]
         self.head_slots = [slot_of[(id(n), i)] for n, i in symbol._heads]
         self.head_shapes = [shapes.get((id(n), i)) for n, i in symbol._heads]
         self.steps = [self._step(node, slot_of, contexts) for node in nodes if node.op is not None]
+        self.optimizations = graph_optimize.optimize(self) if optimize else []
         self._plan_releases()
 
     def _step(self, node, slot_of, contexts):
@@ -119,10 +132,17 @@ class Plan:
                 requires[slot] = any(step.need_grad)
 
 
-def compile_plan(symbol, contexts, arg_shapes):
+def compile_plan(symbol, contexts, arg_shapes, optimize=None):
     """A Plan for ``symbol``, given the shape of every argument (name -> shape).
 
-    ``contexts(node)`` gives the Context each node runs on.
+    ``contexts(node)`` gives the Context each node runs on. ``optimize``
+    (default: unless ``REBIND_GRAPH_OPT=0``) applies the exact graph rewrites
+    of ``optimize.py``.
     """
     _, shapes = infer_graph_shapes(symbol._heads, arg_shapes)
-    return Plan(symbol, contexts, shapes)
+    if optimize is None:
+        optimize = graph_optimize.enabled()
+    return Plan(symbol, contexts, shapes, optimize)
+
+
+from . import optimize as graph_optimize  # noqa: E402 (optimize builds plan Steps)

@@ -107,15 +107,24 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         return module
 
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
-        """Save ``prefix-symbol.json``, ``prefix-%04d.params`` and optionally ``.states``."""
+        """Save ``prefix-symbol.json``, ``prefix-%04d.params`` and optionally ``.states``.
+
+        With a distributed kvstore of several workers, only rank 0 writes (every
+        worker holds the same parameters) and every worker returns once the
+        files are written (rebind; MXNet wrote on every worker).
+        """
         arg_params, aux_params = self.get_params()
-        save_checkpoint(
-            prefix, epoch, self._symbol, arg_params, aux_params, remove_amp_cast=remove_amp_cast
-        )
+        writer = self._writes_files()
+        if writer:
+            save_checkpoint(
+                prefix, epoch, self._symbol, arg_params, aux_params, remove_amp_cast=remove_amp_cast
+            )
         if save_optimizer_states:
             state_name = f"{prefix}-{int(epoch):04d}.states"
             self.save_optimizer_states(state_name)
-            logging.info('Saved optimizer state to "%s"', state_name)
+            if writer:
+                logging.info('Saved optimizer state to "%s"', state_name)
+        self._wait_for_files()
 
     # -- names and shapes -----------------------------------------------------------------
     @property

@@ -58,7 +58,9 @@ class OptimizingMixin:
         group = self._exec_group
         store, on_store = _create_kvstore(kvstore, len(self._context), self._arg_params)
         batch_size = group.batch_size
-        if store is not None and "dist" in store.type and "_sync" in store.type:
+        if store is not None and "_async" not in store.type:
+            # MXNet tests 'dist' and '_sync' in the type; every synchronous multi-worker
+            # store (rebind's 'nccl' spans processes too) sums over num_workers batches
             batch_size *= store.num_workers
         optimizer = self._make_optimizer(
             optimizer, optimizer_params, 1.0 / batch_size, self._idx2name(on_store)
@@ -73,6 +75,8 @@ class OptimizingMixin:
             _initialize_kvstore(
                 store, group.param_arrays, self._arg_params, group.param_names, on_store
             )
+            if store.num_workers > 1:
+                self._params_dirty = True  # the devices now hold rank 0's parameters
         if not on_store:
             self._updater = opt.get_updater(optimizer)
         self._lifecycle.advance("init_optimizer")
@@ -153,8 +157,19 @@ class OptimizingMixin:
         self._lifecycle.require("optimizer_states", "save_optimizer_states")
         if self._update_on_kvstore:
             self._kvstore.save_optimizer_states(fname, dump_optimizer=dump_optimizer)
-        else:
+            return
+        if self._writes_files():
             write_atomic(fname, self._updater.get_states(dump_optimizer))
+        self._wait_for_files()
+
+    def _writes_files(self):
+        """Whether this process writes checkpoints: not a worker of rank > 0 (rebind)."""
+        return self._kvstore is None or self._kvstore.rank == 0
+
+    def _wait_for_files(self):
+        """With several workers, return once rank 0 has written its files."""
+        if self._kvstore is not None and self._kvstore.num_workers > 1:
+            self._kvstore.barrier()
 
     def load_optimizer_states(self, fname):
         """Load optimizer states saved by rebind or MXNet (its ``.states`` pickle, read safely)."""

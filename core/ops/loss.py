@@ -84,10 +84,33 @@ def _softmax_output_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     return [data, label], [data], aux_shapes
 
 
+# elements per block of rows in the CPU softmax: its passes then run in the L2 cache
+_SOFTMAX_BLOCK = 1 << 18
+
+
 def _softmax(xp, x, axis):
-    shifted = x - x.max(axis=axis, keepdims=True)
-    e = xp.exp(shifted)
-    return e / e.sum(axis=axis, keepdims=True)
+    if xp is np and x.ndim == 2 and axis in (1, -1):
+        return softmax_rows(xp, x, xp.empty_like(x))
+    # one new array, worked on in place: these arrays are big (batch x classes)
+    out = x - x.max(axis=axis, keepdims=True)
+    xp.exp(out, out=out)
+    out /= out.sum(axis=axis, keepdims=True)
+    return out
+
+
+def softmax_rows(xp, x, out):
+    """The softmax of each row of the 2-D ``x``, written into ``out`` (which may be ``x``).
+
+    On the CPU a block of rows at a time, so that its passes (max, subtract,
+    exp, sum, divide) run in the cache: the same operations, the same values.
+    """
+    rows = max(1, _SOFTMAX_BLOCK // max(x.shape[1], 1)) if xp is np else x.shape[0]
+    for start in range(0, x.shape[0], max(rows, 1)):
+        block, result = x[start : start + rows], out[start : start + rows]
+        xp.subtract(block, block.max(axis=1, keepdims=True), out=result)
+        xp.exp(result, out=result)
+        result /= result.sum(axis=1, keepdims=True)
+    return out
 
 
 def _softmax_output_forward(ctx, p, inputs, aux):
@@ -107,6 +130,17 @@ def _softmax_output_forward(ctx, p, inputs, aux):
 def _class_gradient(xp, p, prob, classes, axis):
     """softmax minus the (smoothed) one-hot target of ``classes`` along ``axis``."""
     k = prob.shape[axis]
+    if not p.smooth_alpha and prob.ndim == 2 and axis == 1:
+        # the common case without a one-hot array: subtract 1 at each row's class
+        grad = prob.copy()
+        rows, picked = xp.arange(prob.shape[0]), classes
+        inside = (classes >= 0) & (classes < k)  # a class out of range has no one-hot entry
+        if not bool(inside.all()):
+            rows, picked = rows[inside], classes[inside]
+        grad[rows, picked] -= 1
+        if p.use_ignore:
+            grad[classes == int(p.ignore_label)] = 0
+        return grad
     index_shape = [1] * prob.ndim
     index_shape[axis] = k
     onehot = xp.arange(k).reshape(index_shape) == xp.expand_dims(classes, axis)
@@ -155,7 +189,9 @@ def _softmax_output_backward(ctx, p, saved, out_grads, need_grad):
         # MXNet reads one label per row, the first ``rows`` of the flattened
         # label, but normalizes by the whole label's size (4-D data case).
         grad = _class_gradient(xp, p, prob, classes[:rows], 1)
-        grad = grad * (p.grad_scale / _valid_count(xp, p, classes, classes.size))
+        scale = p.grad_scale / _valid_count(xp, p, classes, classes.size)
+        if scale != 1:  # multiplying by 1 changes nothing; skip the pass over the array
+            grad *= scale
     grad = grad.reshape(out.shape)
     if p.out_grad:
         # MXNet 1.9.1 wires the softmax output, not the head gradient, into the

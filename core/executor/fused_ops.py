@@ -1,0 +1,146 @@
+"""Operators that exist only inside optimized plans (see ``optimize.py``).
+
+Each stands for several graph nodes and computes exactly what they compute,
+with fewer passes over memory. They never appear in a Symbol: they have no
+shape rule and are not registered.
+"""
+
+import attrs
+import numpy as np
+
+from ..ops.base import OpDef
+from ..ops.loss import softmax_rows
+
+__all__ = ["BATCHED_FULLY_CONNECTED", "PROJECTED_SOFTMAX_OUTPUT", "BatchedParams"]
+
+
+def _not_for_symbols(*_args):
+    raise NotImplementedError(
+        "this operator exists only inside compiled plans (core/executor/optimize.py); "
+        "it has no shape rule"
+    )
+
+
+# -- FullyConnected over several time steps as one product ---------------------------------
+
+
+@attrs.frozen
+class BatchedParams:
+    """A batched projection: the FullyConnected's parameters and how its inputs come in.
+
+    ``split_axis`` is the time axis of one ``(.., .., in)`` input array, or
+    None when the ``count`` step inputs are separate arrays (stacked).
+    """
+
+    num_hidden: int
+    no_bias: bool
+    count: int
+    split_axis: object = None
+
+
+def _batched_forward(ctx, p, inputs, aux):
+    xp = ctx.xp
+    if p.split_axis is None:
+        data, rest, axis = xp.stack(inputs[: p.count]), inputs[p.count :], 0
+    else:
+        data, rest, axis = inputs[0], inputs[1:], p.split_axis
+    weight = rest[0]
+    flat = data.reshape(-1, data.shape[-1])
+    out = xp.matmul(flat, weight.T)
+    if not p.no_bias:
+        out += rest[1]
+    out = out.reshape(*data.shape[:-1], p.num_hidden)
+    steps = [out[t] for t in range(p.count)] if axis == 0 else [out[:, t] for t in range(p.count)]
+    return steps, (data.shape, flat, weight)
+
+
+def _batched_backward(ctx, p, saved, out_grads, need_grad):
+    xp = ctx.xp
+    shape, flat, weight = saved
+    axis = 0 if p.split_axis is None else p.split_axis
+    grad = xp.stack(out_grads, axis=axis).reshape(-1, p.num_hidden)
+    n_data = p.count if p.split_axis is None else 1
+    grads = [None] * (n_data + (1 if p.no_bias else 2))
+    if any(need_grad[:n_data]):
+        data_grad = xp.matmul(grad, weight).reshape(shape)
+        if p.split_axis is None:
+            grads[:n_data] = [data_grad[t] if need_grad[t] else None for t in range(n_data)]
+        else:
+            grads[0] = data_grad
+    if need_grad[n_data]:
+        grads[n_data] = xp.matmul(grad.T, flat)
+    if not p.no_bias and need_grad[n_data + 1]:
+        grads[n_data + 1] = grad.sum(axis=0)
+    return grads
+
+
+def _batched_arguments(p):
+    data = (f"data{t}" for t in range(p.count)) if p.split_axis is None else ("data",)
+    return (*data, "weight") if p.no_bias else (*data, "weight", "bias")
+
+
+BATCHED_FULLY_CONNECTED = OpDef(
+    name="_batched_FullyConnected",
+    params=BatchedParams,
+    arguments=_batched_arguments,
+    outputs=lambda p: tuple(f"output{t}" for t in range(p.count)),
+    infer_shape=_not_for_symbols,
+    forward=_batched_forward,
+    backward=_batched_backward,
+    doc="Several FullyConnected applications of one weight as one matrix product.",
+)
+
+
+# -- FullyConnected into SoftmaxOutput, without the two big temporaries ----------------------
+
+
+def _projected_softmax_forward(ctx, p, inputs, aux):
+    """FullyConnected, then SoftmaxOutput's softmax in place over the fresh logits."""
+    xp, no_bias = ctx.xp, len(inputs) == 3
+    data, weight = inputs[0], inputs[1]
+    flat = data.reshape(data.shape[0], -1)
+    logits = xp.matmul(flat, weight.T)
+    if not no_bias:
+        logits += inputs[2]
+    prob = softmax_rows(xp, logits, logits)
+    return [prob], (data.shape, flat, weight, prob, inputs[-1])
+
+
+def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):
+    """FullyConnected's backward of SoftmaxOutput's gradient ``prob - onehot(label)``.
+
+    The gradient differs from the output only at each row's label, so instead
+    of a copy the output itself is changed there for the three products and
+    then given back its exact values.
+    """
+    xp = ctx.xp
+    data_shape, flat, weight, prob, label = saved
+    rows = xp.arange(prob.shape[0])
+    classes = label.reshape(-1).astype(np.int64)[: prob.shape[0]]
+    inside = (classes >= 0) & (classes < prob.shape[1])  # out of range: no one-hot entry
+    if not bool(inside.all()):
+        rows, classes = rows[inside], classes[inside]
+    kept = prob[rows, classes]
+    prob[rows, classes] -= 1
+    grads = [None] * len(need_grad)
+    try:
+        if need_grad[0]:
+            grads[0] = xp.matmul(prob, weight).reshape(data_shape)
+        if need_grad[1]:
+            grads[1] = xp.matmul(prob.T, flat)
+        if len(need_grad) == 4 and need_grad[2]:
+            grads[2] = prob.sum(axis=0)
+    finally:
+        prob[rows, classes] = kept
+    return grads
+
+
+PROJECTED_SOFTMAX_OUTPUT = OpDef(
+    name="_projected_SoftmaxOutput",
+    arguments=("data", "weight", "bias", "label"),
+    infer_shape=_not_for_symbols,
+    forward=_projected_softmax_forward,
+    backward=_projected_softmax_backward,
+    is_loss=True,
+    doc="FullyConnected followed by SoftmaxOutput (class labels, no scaling) as one step.",
+)

@@ -1,0 +1,217 @@
+"""Exact graph-level optimizations of a compiled plan, applied once at bind time.
+
+One rewrite so far, for unrolled recurrent networks: **batching the input
+projections of all time steps.** A cell unrolled over ``T`` steps applies the
+same ``FullyConnected`` (same weight and bias variables, same parameters) to
+each step's input: ``T`` small matrix products of ``(batch, in)`` rows. When
+no step's input depends on another step's projection (true for the
+input-to-hidden ``i2h`` projections, never for the recurrent ``h2h`` ones),
+the ``T`` products are one product over ``T * batch`` rows:
+
+* forward: one ``matmul`` (plus bias) over all steps, whose result is split
+  back into the ``T`` outputs the graph names (views, no copy);
+* backward: the output gradients are joined once, the weight gradient is one
+  ``matmul`` over all steps (instead of ``T`` products summed), the bias
+  gradient one sum, and the data gradient one ``matmul``, split per step.
+
+When the ``T`` inputs are the outputs of one ``SliceChannel(squeeze_axis=1)``
+over the time axis of a ``(batch, T, in)`` or ``(T, batch, in)`` array, used
+by nothing else, the product reads that array directly and the SliceChannel
+step disappears (its data gradient is the product's, unsplit). Otherwise the
+inputs are stacked (one copy). Steps are re-ordered only where the
+dependencies demand it (a second layer's projections wait for the whole first
+layer), never changing the relative order of steps that draw random numbers,
+run custom code or update auxiliary states.
+
+Results equal the plain graph's up to float32 rounding (the products sum in
+another order). ``REBIND_GRAPH_OPT=0`` in the environment turns every rewrite
+off when a plan is compiled (for tests and debugging); a monitor installed by
+``Executor.set_monitor_callback`` always sees the plain graph.
+"""
+
+import heapq
+import os
+
+import attrs
+
+from ..ops.base import OpDef
+
+__all__ = ["ENV_SWITCH", "enabled", "optimize"]
+
+ENV_SWITCH = "REBIND_GRAPH_OPT"
+
+# ops whose relative order must not change: they draw random numbers or run user code
+_ORDERED_OPS = ("Dropout", "LeakyReLU", "Custom", "_CrossDeviceCopy")
+_ORDERED_PREFIXES = ("_random_", "_sample_", "random_", "sample_", "_npi_random")
+
+
+def enabled():
+    """Whether plans are optimized: unless ``REBIND_GRAPH_OPT`` is ``0`` (or ``false``, ``off``)."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def optimize(plan):
+    """Rewrite ``plan.steps`` in place; returns ``[(batched step name, steps merged)]``."""
+    done = []
+    for group in _projection_groups(plan):
+        rewritten = _batch_group(plan, group)
+        if rewritten is not None:
+            plan.steps = rewritten
+            done.append((_group_name(group), len(group)))
+    return done
+
+
+def _group_name(group):
+    """The batched step's name: its first and last member's."""
+    return f"{group[0].name}..{group[-1].name}"
+
+
+# -- finding the groups --------------------------------------------------------------------
+
+
+def _projection_groups(plan):
+    """FullyConnected steps sharing weight, bias and parameters, on 2-D inputs; each >= 2."""
+    arguments = set(plan.arg_slots)
+    groups = {}
+    for step in plan.steps:
+        if step.node.op.name != "FullyConnected" or step.moves or step.aux:
+            continue
+        data, weight, *bias = step.inputs
+        shape = plan.slot_shapes[data]
+        if weight not in arguments or (bias and bias[0] not in arguments):
+            continue
+        if shape is None or len(shape) != 2 or not all(shape):
+            continue
+        key = (weight, tuple(bias), step.params, step.context, shape)
+        groups.setdefault(key, []).append(step)
+    return [g for g in groups.values() if len(g) > 1 and len({s.inputs[0] for s in g}) == len(g)]
+
+
+def _independent(steps, group):
+    """Whether no member's data input depends on any member's output."""
+    members = {id(s) for s in group}
+    tainted = {slot for s in group for slot in s.outputs}
+    data_slots = {s.inputs[0] for s in group}
+    for step in steps:
+        if id(step) in members:
+            if step.inputs[0] in tainted:
+                return False
+            continue
+        if any(slot in tainted for slot in (*step.inputs, *step.aux)):
+            tainted.update(step.outputs)
+    return not (data_slots & tainted)
+
+
+def _split_source(plan, group):
+    """The SliceChannel step whose outputs are exactly the members' inputs, or None.
+
+    Returns ``(split step, members in time order, time axis)``.
+    """
+    producers = {slot: step for step in plan.steps for slot in step.outputs}
+    split = producers.get(group[0].inputs[0])
+    if split is None or split.node.op.name != "SliceChannel" or split.moves:
+        return None
+    params, source_shape = split.params, plan.slot_shapes[split.inputs[0]]
+    if not params.squeeze_axis or len(split.outputs) != len(group) or source_shape is None:
+        return None
+    if len(source_shape) != 3:
+        return None
+    axis = params.axis + 3 if params.axis < 0 else params.axis
+    if axis not in (0, 1):
+        return None
+    by_slot = {s.inputs[0]: s for s in group}
+    if set(by_slot) != set(split.outputs):
+        return None
+    heads = set(plan.head_slots)
+    uses = {}
+    for step in plan.steps:
+        for slot in (*step.inputs, *step.aux):
+            uses[slot] = uses.get(slot, 0) + 1
+    if any(uses.get(slot) != 1 or slot in heads for slot in split.outputs):
+        return None
+    return split, [by_slot[slot] for slot in split.outputs], axis
+
+
+# -- rewriting -------------------------------------------------------------------------------
+
+
+def _batch_group(plan, group):
+    """The new step list with ``group`` as one step, or None when it cannot be batched."""
+    if not _independent(plan.steps, group):
+        return None
+    found = _split_source(plan, group)
+    if found is not None:
+        split, members, axis = found
+        removed = {id(split), *(id(s) for s in members)}
+        data_slots, anchor = [split.inputs[0]], split
+    else:
+        members, axis = group, None
+        removed = {id(s) for s in members}
+        data_slots, anchor = [s.inputs[0] for s in members], members[0]
+    batched = _batched_step(plan, members, data_slots, axis)
+    steps = []
+    for step in plan.steps:
+        if step is anchor:
+            steps.append(batched)
+        if id(step) not in removed:
+            steps.append(step)
+    ordered = _stable_order(steps)
+    if _ordered_sequence(ordered) != _ordered_sequence(plan.steps):
+        return None
+    return ordered
+
+
+def _batched_step(plan, members, data_slots, axis):
+    first = members[0]
+    fc = first.params
+    params = BatchedParams(
+        num_hidden=fc.num_hidden, no_bias=fc.no_bias, count=len(members), split_axis=axis
+    )
+    outputs = [s.outputs[0] for s in members]
+    out_shapes = tuple(plan.slot_shapes[slot] for slot in outputs)
+    return type(first)(  # a plan Step (imported by plan.py, so not imported here)
+        first.node,
+        BATCHED_FULLY_CONNECTED,
+        first.context,
+        [*data_slots, *first.inputs[1:]],
+        [],
+        outputs,
+        out_shapes,
+        name=_group_name(members),
+        params=params,
+        output_names=[s.output_names[0] for s in members],
+    )
+
+
+def _stable_order(steps):
+    """``steps`` in dependency order, keeping the given order wherever it is already valid."""
+    producer = {slot: index for index, step in enumerate(steps) for slot in step.outputs}
+    waiting = [0] * len(steps)
+    followers = [[] for _ in steps]
+    for index, step in enumerate(steps):
+        needed = {producer[s] for s in (*step.inputs, *step.aux) if s in producer}
+        waiting[index] = len(needed)
+        for before in needed:
+            followers[before].append(index)
+    ready = [i for i, count in enumerate(waiting) if count == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(steps[index])
+        for after in followers[index]:
+            waiting[after] -= 1
+            if waiting[after] == 0:
+                heapq.heappush(ready, after)
+    return order
+
+
+def _ordered_sequence(steps):
+    """The steps whose relative order must be kept (random, custom, aux-updating ops)."""
+    return [
+        id(step)
+        for step in steps
+        if step.aux
+        or step.node.op.name in _ORDERED_OPS
+        or step.node.op.name.startswith(_ORDERED_PREFIXES)
+    ]

@@ -1,0 +1,249 @@
+"""Graph rewrites of the executor plan (core/executor/optimize.py) give the plain graph's results.
+
+Every case binds the same symbol twice, with ``REBIND_GRAPH_OPT=0`` and
+without, feeds both the same values, and compares outputs and gradients
+(float32: the batched products sum in another order, so rtol 1e-5 with a
+small absolute floor relative to each array's magnitude).
+"""
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind.executor.optimize import ENV_SWITCH
+
+RTOL = 1e-5
+SEED = 20240607
+
+
+def _bind(symbol, ctx, monkeypatch, optimized, grad_req="write", **shapes):
+    monkeypatch.setenv(ENV_SWITCH, "1" if optimized else "0")
+    return symbol.simple_bind(ctx, grad_req=grad_req, **shapes)
+
+
+def _fill(executor, seed=SEED, integer_inputs=None):
+    rng = np.random.default_rng(seed)
+    integer_inputs = integer_inputs or {}
+    for name, array in executor.arg_dict.items():
+        if name in integer_inputs:
+            array[:] = rng.integers(0, integer_inputs[name], array.shape)
+        else:
+            array[:] = rng.uniform(-0.5, 0.5, array.shape)
+
+
+def _run(executor, is_train=True):
+    executor.forward(is_train=is_train)
+    if is_train:
+        executor.backward()
+    outputs = [o.asnumpy() for o in executor.outputs]
+    grads = {n: g.asnumpy() for n, g in executor.grad_dict.items()} if is_train else {}
+    return outputs, grads
+
+
+def _assert_close(got, expected, what):
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=RTOL * scale, err_msg=what)
+
+
+def _compare(symbol, ctx, monkeypatch, integer_inputs=None, grad_req="write", **shapes):
+    """Bind with and without rewrites, run both; returns the optimized executor."""
+    results = []
+    for optimized in (False, True):
+        executor = _bind(symbol, ctx, monkeypatch, optimized, grad_req=grad_req, **shapes)
+        _fill(executor, integer_inputs=integer_inputs)
+        results.append((executor, _run(executor)))
+    (_, (plain_out, plain_grads)), (optimized, (out, grads)) = results
+    for index, (a, b) in enumerate(zip(out, plain_out, strict=True)):
+        _assert_close(a, b, f"output {index}")
+    assert sorted(grads) == sorted(plain_grads)
+    for name in grads:
+        _assert_close(grads[name], plain_grads[name], f"gradient of {name}")
+    return optimized
+
+
+# -- the unrolled LSTM language model -----------------------------------------------------
+
+
+def _lstm_lm(length, layout, merge_outputs=True, vocab=20, hidden=12):
+    """Embedding, two unrolled LSTMCells, FullyConnected and SoftmaxOutput (MXNet's example)."""
+    data = mx.sym.Variable("data")
+    embed = mx.sym.Embedding(data, input_dim=vocab, output_dim=8, name="embed")
+    if layout == "TNC":
+        embed = mx.sym.swapaxes(embed, dim1=0, dim2=1)
+    stack = mx.rnn.SequentialRNNCell()
+    for layer in range(2):
+        stack.add(mx.rnn.LSTMCell(num_hidden=hidden, prefix=f"lstm_l{layer}_"))
+    outputs, _ = stack.unroll(length, inputs=embed, layout=layout, merge_outputs=merge_outputs)
+    if not merge_outputs:
+        axis = layout.find("T")
+        outputs = mx.sym.Concat(*[mx.sym.expand_dims(o, axis=axis) for o in outputs], dim=axis)
+    if layout == "TNC":
+        outputs = mx.sym.swapaxes(outputs, dim1=0, dim2=1)
+    pred = mx.sym.FullyConnected(mx.sym.Reshape(outputs, shape=(-1, hidden)), num_hidden=vocab)
+    label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
+    return mx.sym.SoftmaxOutput(pred, label, name="softmax")
+
+
+@pytest.mark.parametrize("layout", ["NTC", "TNC"])
+@pytest.mark.parametrize("merge_outputs", [True, False])
+def test_unrolled_lstm_lm_equals_the_plain_graph(ctx, monkeypatch, layout, merge_outputs):
+    length, batch = 6, 4
+    symbol = _lstm_lm(length, layout, merge_outputs)
+    optimized = _compare(
+        symbol,
+        ctx,
+        monkeypatch,
+        integer_inputs={"data": 20, "softmax_label": 20},
+        data=(batch, length),
+        softmax_label=(batch, length),
+    )
+    # both layers' input projections become one product each, over all time steps
+    assert optimized._plan.optimizations == [
+        ("lstm_l0_t0_i2h..lstm_l0_t5_i2h", length),
+        ("lstm_l1_t0_i2h..lstm_l1_t5_i2h", length),
+    ]
+    projections = [s.name for s in optimized._plan.steps if s.op.name == "FullyConnected"]
+    assert not any(name.endswith("_i2h") for name in projections)
+    # layer 0 reads the embedding directly: the split over time is gone
+    time_splits = [
+        step
+        for step in optimized._plan.steps
+        if step.node.op.name == "SliceChannel" and len(step.outputs) == length
+    ]
+    assert time_splits == []
+
+
+def test_golden_lstm_symbol_from_mxnet_triggers_and_matches(ctx, monkeypatch, golden):
+    symbol = mx.sym.load(str(golden / "symbols" / "lstm_lm_T5-symbol.json"))
+    optimized = _compare(
+        symbol,
+        ctx,
+        monkeypatch,
+        integer_inputs={"data": 20, "softmax_label": 20},
+        data=(3, 5),
+        softmax_label=(3, 5),
+    )
+    assert [count for _, count in optimized._plan.optimizations] == [5, 5]
+
+
+def test_inference_and_grad_req_add_match(ctx, monkeypatch):
+    symbol = _lstm_lm(4, "NTC")
+    shapes = {"data": (2, 4), "softmax_label": (2, 4)}
+    integers = {"data": 20, "softmax_label": 20}
+    runs = []
+    for optimized in (False, True):
+        executor = _bind(symbol, ctx, monkeypatch, optimized, grad_req="add", **shapes)
+        _fill(executor, integer_inputs=integers)
+        for grad in executor.grad_dict.values():
+            grad[:] = 1.0
+        inference, _ = _run(executor, is_train=False)
+        _, grads = _run(executor)
+        _, grads = _run(executor)  # accumulated twice on top of the ones
+        runs.append((inference, grads))
+    (plain_inference, plain_grads), (inference, grads) = runs
+    _assert_close(inference[0], plain_inference[0], "inference output")
+    for name in grads:
+        _assert_close(grads[name], plain_grads[name], f"accumulated gradient of {name}")
+
+
+# -- the pattern's edges -------------------------------------------------------------------
+
+
+def test_split_input_gets_its_data_gradient(ctx, monkeypatch):
+    """Float data split over time into a shared projection: the data gradient is exact too."""
+    data = mx.sym.Variable("data")
+    weight, bias = mx.sym.Variable("w"), mx.sym.Variable("b")
+    steps = mx.sym.SliceChannel(data, axis=1, num_outputs=3, squeeze_axis=1)
+    projected = [mx.sym.FullyConnected(steps[t], weight, bias, num_hidden=5) for t in range(3)]
+    symbol = mx.sym.Group([mx.sym.tanh(p) for p in projected])
+    optimized = _compare(symbol, ctx, monkeypatch, data=(4, 3, 6))
+    assert optimized._plan.optimizations == [(optimized._plan.optimizations[0][0], 3)]
+    assert "data" in optimized.grad_dict
+    assert not any(step.node.op.name == "SliceChannel" for step in optimized._plan.steps)
+
+
+def test_split_used_elsewhere_is_kept_and_inputs_are_stacked(ctx, monkeypatch):
+    data = mx.sym.Variable("data")
+    weight = mx.sym.Variable("w")
+    steps = mx.sym.SliceChannel(data, axis=0, num_outputs=3, squeeze_axis=1)
+    projected = [
+        mx.sym.FullyConnected(steps[t], weight, num_hidden=4, no_bias=True) for t in range(3)
+    ]
+    symbol = mx.sym.Group([*projected, steps[1] * 2])  # a split output also used elsewhere
+    optimized = _compare(symbol, ctx, monkeypatch, data=(3, 2, 5))
+    assert len(optimized._plan.optimizations) == 1
+    assert any(step.node.op.name == "SliceChannel" for step in optimized._plan.steps)
+
+
+def test_recurrent_projection_is_not_batched(ctx, monkeypatch):
+    """h = tanh(FC(h)) with one weight: each step needs the previous one's output."""
+    h = mx.sym.Variable("data")
+    weight, bias = mx.sym.Variable("w"), mx.sym.Variable("b")
+    for _ in range(4):
+        h = mx.sym.tanh(mx.sym.FullyConnected(h, weight, bias, num_hidden=6))
+    optimized = _compare(h, ctx, monkeypatch, data=(3, 6))
+    assert optimized._plan.optimizations == []
+
+
+def test_networks_without_the_pattern_are_unchanged(ctx, monkeypatch):
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=8, name="fc1")
+    net = mx.sym.Activation(net, act_type="relu")
+    net = mx.sym.FullyConnected(net, num_hidden=3, name="fc2")
+    symbol = mx.sym.SoftmaxOutput(net, mx.sym.Variable("softmax_label"), name="softmax")
+    optimized = _compare(
+        symbol, ctx, monkeypatch, integer_inputs={"softmax_label": 3}, data=(5, 7)
+    )
+    plain = _bind(symbol, ctx, monkeypatch, False, data=(5, 7))
+    assert optimized._plan.optimizations == []
+    assert [s.name for s in optimized._plan.steps] == [s.name for s in plain._plan.steps]
+
+
+def test_random_steps_keep_their_order(ctx, monkeypatch):
+    """Dropout after both layers at every step: batching layer 1 would reorder the draws."""
+    length = 3
+    data = mx.sym.Variable("data")
+    cells = [mx.rnn.LSTMCell(num_hidden=4, prefix=f"l{layer}_") for layer in range(2)]
+    states = [cell.begin_state() for cell in cells]
+    outputs = []
+    for step in mx.sym.SliceChannel(data, axis=1, num_outputs=length, squeeze_axis=1):
+        for layer, cell in enumerate(cells):
+            step, states[layer] = cell(step, states[layer])
+            step = mx.sym.Dropout(step, p=0.5)
+        outputs.append(step)
+    symbol = mx.sym.MakeLoss(mx.sym.sum(mx.sym.Concat(*outputs, dim=1)))
+    results = []
+    for optimized in (False, True):
+        executor = _bind(symbol, ctx, monkeypatch, optimized, data=(2, length, 3))
+        _fill(executor)
+        mx.random.seed(7)
+        results.append((executor, _run(executor)))
+    (_, (plain_out, plain_grads)), (optimized, (out, grads)) = results
+    assert [name for name, _ in optimized._plan.optimizations] == ["l0_t0_i2h..l0_t2_i2h"]
+    _assert_close(out[0], plain_out[0], "output")
+    for name in grads:
+        _assert_close(grads[name], plain_grads[name], f"gradient of {name}")
+
+
+# -- the switch and the monitor --------------------------------------------------------------
+
+
+def test_switch_turns_the_rewrites_off(ctx, monkeypatch):
+    symbol = _lstm_lm(3, "NTC")
+    executor = _bind(symbol, ctx, monkeypatch, False, data=(2, 3), softmax_label=(2, 3))
+    assert executor._plan.optimizations == []
+    assert sum(step.name.endswith("_i2h") for step in executor._plan.steps) == 6
+
+
+def test_monitor_sees_every_node_of_the_plain_graph(ctx, monkeypatch):
+    symbol = _lstm_lm(3, "NTC")
+    seen = {}
+    for optimized in (False, True):
+        executor = _bind(symbol, ctx, monkeypatch, optimized, data=(2, 3), softmax_label=(2, 3))
+        _fill(executor, integer_inputs={"data": 20, "softmax_label": 20})
+        names = []
+        executor.set_monitor_callback(lambda name, array, names=names: names.append(name))
+        _run(executor)
+        seen[optimized] = names
+    assert seen[True] == seen[False]
+    assert "lstm_l1_t2_i2h_output" in seen[True]
