@@ -11,7 +11,12 @@ import numpy as np
 from ..ops.base import OpDef
 from ..ops.loss import softmax_rows
 
-__all__ = ["BATCHED_FULLY_CONNECTED", "PROJECTED_SOFTMAX_OUTPUT", "BatchedParams"]
+__all__ = [
+    "BATCHED_FULLY_CONNECTED",
+    "PROJECTED_SOFTMAX_OUTPUT",
+    "BatchedParams",
+    "ProjectedSoftmaxParams",
+]
 
 
 def _not_for_symbols(*_args):
@@ -94,27 +99,48 @@ BATCHED_FULLY_CONNECTED = OpDef(
 # -- FullyConnected into SoftmaxOutput, without the two big temporaries ----------------------
 
 
+@attrs.frozen
+class ProjectedSoftmaxParams:
+    """The two fused steps' kernels and parameters (the FullyConnected has a bias or not)."""
+
+    fc_op: object
+    fc_params: object
+    softmax_op: object
+    softmax_params: object
+    has_bias: bool
+
+
+_IN_PLACE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _projected_softmax_forward(ctx, p, inputs, aux):
-    """FullyConnected, then SoftmaxOutput's softmax in place over the fresh logits."""
-    xp, no_bias = ctx.xp, len(inputs) == 3
-    data, weight = inputs[0], inputs[1]
-    flat = data.reshape(data.shape[0], -1)
-    logits = xp.matmul(flat, weight.T)
-    if not no_bias:
-        logits += inputs[2]
-    prob = softmax_rows(xp, logits, logits)
-    return [prob], (data.shape, flat, weight, prob, inputs[-1])
+    """The FullyConnected kernel, then the softmax in place over its fresh logits.
+
+    SoftmaxOutput computes its softmax into a new array of the logits' size;
+    here the logits (which nothing else reads) become the output. float16
+    (computed through float32) runs the two kernels as they are.
+    """
+    label = inputs[-1]
+    (logits,), fc_saved = p.fc_op.forward(ctx, p.fc_params, inputs[:-1], [])
+    if logits.dtype not in _IN_PLACE_DTYPES:
+        (prob,), softmax_saved = p.softmax_op.forward(ctx, p.softmax_params, [logits, label], [])
+        return [prob], (fc_saved, softmax_saved)
+    prob = softmax_rows(ctx.xp, logits, logits)
+    return [prob], (fc_saved, (prob, label))
 
 
 def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):
-    """FullyConnected's backward of SoftmaxOutput's gradient ``prob - onehot(label)``.
+    """The FullyConnected backward of SoftmaxOutput's gradient ``prob - onehot(label)``.
 
-    The gradient differs from the output only at each row's label, so instead
-    of a copy the output itself is changed there for the three products and
-    then given back its exact values.
+    That gradient differs from the output only at each row's label, so
+    instead of a copy the output itself is changed there for the FullyConnected
+    backward and then given back its exact values.
     """
-    xp = ctx.xp
-    data_shape, flat, weight, prob, label = saved
+    fc_saved, softmax_saved = saved
+    if not isinstance(softmax_saved, tuple) or softmax_saved[0].dtype not in _IN_PLACE_DTYPES:
+        grad = p.softmax_op.backward(ctx, p.softmax_params, softmax_saved, out_grads, [True, False])
+        return [*p.fc_op.backward(ctx, p.fc_params, fc_saved, grad[:1], need_grad[:-1]), None]
+    xp, (prob, label) = ctx.xp, softmax_saved
     rows = xp.arange(prob.shape[0])
     classes = label.reshape(-1).astype(np.int64)[: prob.shape[0]]
     inside = (classes >= 0) & (classes < prob.shape[1])  # out of range: no one-hot entry
@@ -122,22 +148,21 @@ def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):
         rows, classes = rows[inside], classes[inside]
     kept = prob[rows, classes]
     prob[rows, classes] -= 1
-    grads = [None] * len(need_grad)
     try:
-        if need_grad[0]:
-            grads[0] = xp.matmul(prob, weight).reshape(data_shape)
-        if need_grad[1]:
-            grads[1] = xp.matmul(prob.T, flat)
-        if len(need_grad) == 4 and need_grad[2]:
-            grads[2] = prob.sum(axis=0)
+        grads = p.fc_op.backward(ctx, p.fc_params, fc_saved, [prob], need_grad[:-1])
     finally:
         prob[rows, classes] = kept
-    return grads
+    return [*grads, None]
+
+
+def _projected_arguments(p):
+    return ("data", "weight", "bias", "label") if p.has_bias else ("data", "weight", "label")
 
 
 PROJECTED_SOFTMAX_OUTPUT = OpDef(
     name="_projected_SoftmaxOutput",
-    arguments=("data", "weight", "bias", "label"),
+    params=ProjectedSoftmaxParams,
+    arguments=_projected_arguments,
     infer_shape=_not_for_symbols,
     forward=_projected_softmax_forward,
     backward=_projected_softmax_backward,

@@ -1,12 +1,15 @@
 """Exact graph-level optimizations of a compiled plan, applied once at bind time.
 
-One rewrite so far, for unrolled recurrent networks: **batching the input
-projections of all time steps.** A cell unrolled over ``T`` steps applies the
-same ``FullyConnected`` (same weight and bias variables, same parameters) to
-each step's input: ``T`` small matrix products of ``(batch, in)`` rows. When
-no step's input depends on another step's projection (true for the
-input-to-hidden ``i2h`` projections, never for the recurrent ``h2h`` ones),
-the ``T`` products are one product over ``T * batch`` rows:
+Two rewrites, both for the networks bucketing trains (unrolled recurrent
+language models):
+
+**Batching the input projections of all time steps.** A cell unrolled over
+``T`` steps applies the same ``FullyConnected`` (same weight and bias
+variables, same parameters) to each step's input: ``T`` small matrix products
+of ``(batch, in)`` rows. When no step's input depends on another step's
+projection (true for the input-to-hidden ``i2h`` projections, never for the
+recurrent ``h2h`` ones), the ``T`` products are one product over
+``T * batch`` rows:
 
 * forward: one ``matmul`` (plus bias) over all steps, whose result is split
   back into the ``T`` outputs the graph names (views, no copy);
@@ -21,20 +24,33 @@ step disappears (its data gradient is the product's, unsplit). Otherwise the
 inputs are stacked (one copy). Steps are re-ordered only where the
 dependencies demand it (a second layer's projections wait for the whole first
 layer), never changing the relative order of steps that draw random numbers,
-run custom code or update auxiliary states.
+run custom code or update auxiliary states. Results equal the plain graph's
+up to float32 rounding (the products sum in another order).
 
-Results equal the plain graph's up to float32 rounding (the products sum in
-another order). ``REBIND_GRAPH_OPT=0`` in the environment turns every rewrite
-off when a plan is compiled (for tests and debugging); a monitor installed by
-``Executor.set_monitor_callback`` always sees the plain graph.
+**FullyConnected into SoftmaxOutput** (the output layer over the vocabulary,
+whose arrays are the biggest of the network): when the logits feed only the
+SoftmaxOutput (class labels, no ignore label, no scaling or normalization),
+the softmax is computed in place over the logits, and backward hands the
+FullyConnected the output changed at each row's label (``prob - 1`` there, as
+SoftmaxOutput's gradient is) and then restored, instead of two new arrays of
+``batch x classes``. The same kernels run on the same values: results equal
+the plain graph's exactly.
+
+``REBIND_GRAPH_OPT=0`` in the environment turns every rewrite off when a plan
+is compiled (for tests and debugging); a monitor installed by
+``Executor.set_monitor_callback`` always sees the plain graph. What a plan's
+rewrites did is ``plan.optimizations``: ``(rewrite, step name, nodes merged)``.
 """
 
 import heapq
 import os
 
-import attrs
-
-from ..ops.base import OpDef
+from .fused_ops import (
+    BATCHED_FULLY_CONNECTED,
+    PROJECTED_SOFTMAX_OUTPUT,
+    BatchedParams,
+    ProjectedSoftmaxParams,
+)
 
 __all__ = ["ENV_SWITCH", "enabled", "optimize"]
 
@@ -51,13 +67,17 @@ def enabled():
 
 
 def optimize(plan):
-    """Rewrite ``plan.steps`` in place; returns ``[(batched step name, steps merged)]``."""
+    """Rewrite ``plan.steps`` in place; returns ``[(rewrite, new step's name, nodes merged)]``."""
     done = []
     for group in _projection_groups(plan):
         rewritten = _batch_group(plan, group)
         if rewritten is not None:
             plan.steps = rewritten
-            done.append((_group_name(group), len(group)))
+            done.append(("batched_projection", _group_name(group), len(group)))
+    for projection, softmax in _projected_softmaxes(plan):
+        fused = _fused_softmax_step(plan, projection, softmax)
+        plan.steps = [fused if s is softmax else s for s in plan.steps if s is not projection]
+        done.append(("projected_softmax", fused.name, 2))
     return done
 
 
@@ -123,10 +143,7 @@ def _split_source(plan, group):
     if set(by_slot) != set(split.outputs):
         return None
     heads = set(plan.head_slots)
-    uses = {}
-    for step in plan.steps:
-        for slot in (*step.inputs, *step.aux):
-            uses[slot] = uses.get(slot, 0) + 1
+    uses = _use_counts(plan.steps)
     if any(uses.get(slot) != 1 or slot in heads for slot in split.outputs):
         return None
     return split, [by_slot[slot] for slot in split.outputs], axis
@@ -169,7 +186,9 @@ def _batched_step(plan, members, data_slots, axis):
     )
     outputs = [s.outputs[0] for s in members]
     out_shapes = tuple(plan.slot_shapes[slot] for slot in outputs)
-    return type(first)(  # a plan Step (imported by plan.py, so not imported here)
+    return type(
+        first
+    )(  # a plan Step (imported by plan.py, so not imported here)
         first.node,
         BATCHED_FULLY_CONNECTED,
         first.context,
@@ -215,3 +234,73 @@ def _ordered_sequence(steps):
         or step.node.op.name in _ORDERED_OPS
         or step.node.op.name.startswith(_ORDERED_PREFIXES)
     ]
+
+
+# -- FullyConnected into SoftmaxOutput -------------------------------------------------------
+
+
+def _projected_softmaxes(plan):
+    """``(FullyConnected step, SoftmaxOutput step)`` pairs the fused step can replace."""
+    producers = {slot: step for step in plan.steps for slot in step.outputs}
+    uses = _use_counts(plan.steps)
+    heads = set(plan.head_slots)
+    pairs = []
+    for step in plan.steps:
+        if step.node.op.name != "SoftmaxOutput" or step.moves or not _plain_softmax(step.params):
+            continue
+        logits, label = step.inputs
+        projection = producers.get(logits)
+        if projection is None or projection.node.op.name != "FullyConnected":
+            continue
+        if projection.op is not projection.node.op or projection.moves:
+            continue  # a backend's own kernel may keep its output: not ours to overwrite
+        if projection.context != step.context or uses.get(logits) != 1 or logits in heads:
+            continue
+        shape, label_shape = plan.slot_shapes[logits], plan.slot_shapes[label]
+        if shape is None or len(shape) != 2 or label_shape == shape:
+            continue  # 2-D logits and class labels (not probabilities) only
+        pairs.append((projection, step))
+    return pairs
+
+
+def _plain_softmax(params):
+    """SoftmaxOutput whose gradient is exactly ``prob - onehot(label)`` per row."""
+    return (
+        params.grad_scale == 1.0
+        and params.normalization == "null"
+        and not params.use_ignore
+        and not params.multi_output
+        and not params.preserve_shape
+        and not params.out_grad
+        and not params.smooth_alpha
+    )
+
+
+def _fused_softmax_step(plan, projection, softmax):
+    params = ProjectedSoftmaxParams(
+        fc_op=projection.op,
+        fc_params=projection.params,
+        softmax_op=softmax.op,
+        softmax_params=softmax.params,
+        has_bias=len(projection.inputs) == 3,
+    )
+    return type(softmax)(
+        softmax.node,
+        PROJECTED_SOFTMAX_OUTPUT,
+        softmax.context,
+        [*projection.inputs, softmax.inputs[1]],
+        [],
+        list(softmax.outputs),
+        (plan.slot_shapes[softmax.outputs[0]],),
+        name=f"{projection.name}+{softmax.name}",
+        params=params,
+        output_names=list(softmax.output_names),
+    )
+
+
+def _use_counts(steps):
+    uses = {}
+    for step in steps:
+        for slot in (*step.inputs, *step.aux):
+            uses[slot] = uses.get(slot, 0) + 1
+    return uses

@@ -31,6 +31,17 @@ def _fill(executor, seed=SEED, integer_inputs=None):
             array[:] = rng.uniform(-0.5, 0.5, array.shape)
 
 
+def _batched(executor):
+    """``(name, steps merged)`` of the plan's batched projections."""
+    found = executor._plan.optimizations
+    return [(name, n) for kind, name, n in found if kind == "batched_projection"]
+
+
+def _fused_softmaxes(executor):
+    found = executor._plan.optimizations
+    return [name for kind, name, _ in found if kind == "projected_softmax"]
+
+
 def _run(executor, is_train=True):
     executor.forward(is_train=is_train)
     if is_train:
@@ -98,7 +109,7 @@ def test_unrolled_lstm_lm_equals_the_plain_graph(ctx, monkeypatch, layout, merge
         softmax_label=(batch, length),
     )
     # both layers' input projections become one product each, over all time steps
-    assert optimized._plan.optimizations == [
+    assert _batched(optimized) == [
         ("lstm_l0_t0_i2h..lstm_l0_t5_i2h", length),
         ("lstm_l1_t0_i2h..lstm_l1_t5_i2h", length),
     ]
@@ -123,7 +134,8 @@ def test_golden_lstm_symbol_from_mxnet_triggers_and_matches(ctx, monkeypatch, go
         data=(3, 5),
         softmax_label=(3, 5),
     )
-    assert [count for _, count in optimized._plan.optimizations] == [5, 5]
+    assert [count for _, count in _batched(optimized)] == [5, 5]
+    assert len(_fused_softmaxes(optimized)) == 1
 
 
 def test_inference_and_grad_req_add_match(ctx, monkeypatch):
@@ -157,7 +169,7 @@ def test_split_input_gets_its_data_gradient(ctx, monkeypatch):
     projected = [mx.sym.FullyConnected(steps[t], weight, bias, num_hidden=5) for t in range(3)]
     symbol = mx.sym.Group([mx.sym.tanh(p) for p in projected])
     optimized = _compare(symbol, ctx, monkeypatch, data=(4, 3, 6))
-    assert optimized._plan.optimizations == [(optimized._plan.optimizations[0][0], 3)]
+    assert [count for _, count in _batched(optimized)] == [3]
     assert "data" in optimized.grad_dict
     assert not any(step.node.op.name == "SliceChannel" for step in optimized._plan.steps)
 
@@ -171,7 +183,7 @@ def test_split_used_elsewhere_is_kept_and_inputs_are_stacked(ctx, monkeypatch):
     ]
     symbol = mx.sym.Group([*projected, steps[1] * 2])  # a split output also used elsewhere
     optimized = _compare(symbol, ctx, monkeypatch, data=(3, 2, 5))
-    assert len(optimized._plan.optimizations) == 1
+    assert len(_batched(optimized)) == 1
     assert any(step.node.op.name == "SliceChannel" for step in optimized._plan.steps)
 
 
@@ -191,9 +203,8 @@ def test_networks_without_the_pattern_are_unchanged(ctx, monkeypatch):
     net = mx.sym.Activation(net, act_type="relu")
     net = mx.sym.FullyConnected(net, num_hidden=3, name="fc2")
     symbol = mx.sym.SoftmaxOutput(net, mx.sym.Variable("softmax_label"), name="softmax")
-    optimized = _compare(
-        symbol, ctx, monkeypatch, integer_inputs={"softmax_label": 3}, data=(5, 7)
-    )
+    symbol = mx.sym.Group([symbol, mx.sym.BlockGrad(net)])  # the logits are read elsewhere
+    optimized = _compare(symbol, ctx, monkeypatch, integer_inputs={"softmax_label": 3}, data=(5, 7))
     plain = _bind(symbol, ctx, monkeypatch, False, data=(5, 7))
     assert optimized._plan.optimizations == []
     assert [s.name for s in optimized._plan.steps] == [s.name for s in plain._plan.steps]
@@ -219,7 +230,7 @@ def test_random_steps_keep_their_order(ctx, monkeypatch):
         mx.random.seed(7)
         results.append((executor, _run(executor)))
     (_, (plain_out, plain_grads)), (optimized, (out, grads)) = results
-    assert [name for name, _ in optimized._plan.optimizations] == ["l0_t0_i2h..l0_t2_i2h"]
+    assert [name for name, _ in _batched(optimized)] == ["l0_t0_i2h..l0_t2_i2h"]
     _assert_close(out[0], plain_out[0], "output")
     for name in grads:
         _assert_close(grads[name], plain_grads[name], f"gradient of {name}")
@@ -247,3 +258,61 @@ def test_monitor_sees_every_node_of_the_plain_graph(ctx, monkeypatch):
         seen[optimized] = names
     assert seen[True] == seen[False]
     assert "lstm_l1_t2_i2h_output" in seen[True]
+
+
+# -- FullyConnected into SoftmaxOutput -------------------------------------------------------
+
+
+def _classifier(**softmax_params):
+    data = mx.sym.Variable("data")
+    hidden = mx.sym.Activation(mx.sym.FullyConnected(data, num_hidden=6), act_type="tanh")
+    logits = mx.sym.FullyConnected(hidden, num_hidden=5, name="pred")
+    return mx.sym.SoftmaxOutput(logits, mx.sym.Variable("softmax_label"), **softmax_params)
+
+
+def test_projected_softmax_is_exact_and_leaves_the_output_intact(ctx, monkeypatch):
+    symbol = _classifier(name="softmax")
+    runs = []
+    for optimized in (False, True):
+        executor = _bind(symbol, ctx, monkeypatch, optimized, data=(7, 4))
+        _fill(executor, integer_inputs={"softmax_label": 5})
+        runs.append((executor, _run(executor)))
+    (_, (plain_out, plain_grads)), (optimized, (out, grads)) = runs
+    assert _fused_softmaxes(optimized) == ["pred+softmax"]
+    # the same kernels on the same values: equal bit for bit; backward left the output as it was
+    np.testing.assert_array_equal(out[0], plain_out[0])
+    np.testing.assert_array_equal(optimized.outputs[0].asnumpy(), plain_out[0])
+    for name, grad in plain_grads.items():
+        np.testing.assert_array_equal(grads[name], grad)
+
+
+def test_labels_out_of_range_and_float16_match(ctx, monkeypatch):
+    symbol = _classifier(name="softmax")
+    for dtype in (np.float32, np.float16):
+        runs = []
+        for optimized in (False, True):
+            executor = _bind(
+                symbol, ctx, monkeypatch, optimized, data=(4, 3), type_dict={"data": dtype}
+            )
+            _fill(executor)
+            executor.arg_dict["softmax_label"][:] = np.array([0, 7, -1, 4])
+            runs.append(_run(executor))
+        (plain_out, plain_grads), (out, grads) = runs
+        np.testing.assert_array_equal(out[0], plain_out[0])
+        for name in grads:
+            np.testing.assert_array_equal(grads[name], plain_grads[name])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"use_ignore": True, "ignore_label": 0},
+        {"normalization": "batch"},
+        {"grad_scale": 2.0},
+        {"smooth_alpha": 0.1},
+    ],
+)
+def test_softmax_variants_with_other_gradients_are_not_fused(ctx, monkeypatch, params):
+    symbol = _classifier(name="softmax", **params)
+    optimized = _compare(symbol, ctx, monkeypatch, integer_inputs={"softmax_label": 5}, data=(6, 4))
+    assert _fused_softmaxes(optimized) == []
