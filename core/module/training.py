@@ -141,8 +141,13 @@ def _run_epoch(module, s, epoch, eval_metric, validation_metric, hook):
     arg_params, aux_params = module.get_params()
     module.set_params(arg_params, aux_params)
     _call_all(s.epoch_end_callback, epoch, module.symbol, arg_params, aux_params)
-    validated = None
+    validated, trained = None, eval_metric
     if s.eval_data is not None:
+        if validation_metric is eval_metric:
+            # MXNet validates with the training metric object when no other is
+            # given; scoring resets it, so the hooks get the training values
+            # as they were before validation
+            trained = _MetricSnapshot(eval_metric)
         result = module.score(
             s.eval_data,
             validation_metric,
@@ -156,12 +161,38 @@ def _run_epoch(module, s, epoch, eval_metric, validation_metric, hook):
     hook.rebind_epoch_end(
         module=module,
         epoch=epoch,
-        eval_metric=eval_metric,
+        eval_metric=trained,
         validation_metric=validated,
         seconds=seconds,
     )
     module._fit_run.finish_epoch()
     s.train_data.reset()
+
+
+class _MetricSnapshot:
+    """The values a metric had at one moment, with the metric's read-only API."""
+
+    def __init__(self, metric):
+        self.name = metric.name
+        self._local = list(metric.get_name_value())
+        self._global = list(metric.get_global_name_value())
+
+    def get_name_value(self):
+        return list(self._local)
+
+    def get_global_name_value(self):
+        return list(self._global)
+
+    def get(self):
+        return _unzip(self._local)
+
+    def get_global(self):
+        return _unzip(self._global)
+
+
+def _unzip(pairs):
+    names, values = [n for n, _ in pairs], [v for _, v in pairs]
+    return (names[0], values[0]) if len(pairs) == 1 else (names, values)
 
 
 def _train_batches(module, s, epoch, eval_metric, hook):

@@ -62,3 +62,30 @@ def test_digits_example_reloads_its_checkpoint(script, tmp_path):
     # 384 validation examples are 12 whole batches of 32: score and predict see the same rows
     assert predicted.group(1) == scored
     assert reloaded.group(1) == scored
+
+
+def test_lstm_bucketing_example_learns_and_reloads_its_checkpoint(tmp_path):
+    quick = ["--num-epochs", "3", "--max-sentences", "1500", "--num-hidden", "64"]
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "lstm_bucketing.py"), *quick, "--num-embed", "32"]
+        + ["--checkpoint-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=EXAMPLES.parent,
+    )
+    assert result.returncode == 0, f"lstm_bucketing.py failed:\n{result.stdout}\n{result.stderr}"
+    before = re.search(r"Validation perplexity before training: ([0-9.]+)", result.stdout)
+    trained = re.search(r"Validation perplexity: ([0-9.]+)", result.stdout)
+    reloaded = re.search(r"reloaded from .*-0003\.params: perplexity ([0-9.]+)", result.stdout)
+    assert before and trained and reloaded, result.stdout
+    # untrained, the model is about as unsure as a uniform guess over the vocabulary
+    assert float(trained.group(1)) < float(before.group(1)) / 2, result.stdout
+    assert reloaded.group(1) == trained.group(1)
+    saved = {path.name for path in tmp_path.iterdir()}
+    expected = {
+        "lstm_bucketing-0003.params",
+        "lstm_bucketing-symbol.json",
+        "lstm_bucketing.buckets",
+    }
+    assert expected <= saved, sorted(saved)

@@ -269,3 +269,39 @@ def test_fit_with_monitor_and_metric_instance():
     )
     assert counts == {"install": 1, "tic": 2, "toc": 2}
     assert metric.num_inst == 32 and validation.num_inst > 0
+
+
+def test_epoch_hook_sees_training_values_when_validation_reuses_the_metric(fresh_registry):
+    """MXNet validates with the training metric object when no validation_metric is
+    given; the epoch-end hook must still get the training values, not the validation ones."""
+    seen = []
+
+    class Recorder:
+        @mx.hookimpl
+        def rebind_epoch_end(self, module, epoch, eval_metric, validation_metric, seconds):
+            seen.append((eval_metric.get_name_value(), validation_metric.get_name_value()))
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.float32)
+    train = mx.io.NDArrayIter(x, y, batch_size=16)
+    # validation data whose labels are all wrong for a learnt classifier: accuracy differs
+    valid = mx.io.NDArrayIter(x, 1 - y, batch_size=16)
+    net = mx.sym.SoftmaxOutput(
+        mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2), name="softmax"
+    )
+    mod = mx.mod.Module(net)
+    name = mx.registry.register_plugin(Recorder())
+    try:
+        metric = mx.metric.create("acc")
+        mod.fit(
+            train,
+            eval_data=valid,
+            eval_metric=metric,
+            num_epoch=3,
+            optimizer_params={"learning_rate": 0.5},
+        )
+    finally:
+        mx.registry.unregister_plugin(name=name)
+    (train_values, valid_values) = seen[-1]
+    assert train_values[0][1] > 0.8 and valid_values[0][1] < 0.2
