@@ -1,4 +1,4 @@
-"""Shared pieces of the executor benchmark: threads, models, inputs, timing.
+"""Shared pieces of the benchmarks: threads, models, inputs, timing, machine load.
 
 This module is imported by the benchmark itself and by the worker scripts that
 run under other interpreters (MXNet 1.9.1 needs Python 3.8), so it must stay
@@ -6,7 +6,9 @@ Python 3.8 compatible and depend on NumPy only (imported lazily, after the
 thread variables are set).
 """
 
+import importlib.util
 import os
+import sys
 import time
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -21,6 +23,7 @@ DESCRIPTIONS = {
     "lenet": "LeNet conv5x5x20-tanh-pool-conv5x5x50-tanh-pool-fc500-tanh-fc10, batch 64",
 }
 SEED = 20240601
+LABEL_NOISE = 0.2
 
 
 def configure_threads(threads=None):
@@ -116,6 +119,26 @@ def make_arrays(model, seed=SEED):
     return arrays
 
 
+def make_dataset(model, samples, seed=SEED):
+    """A learnable synthetic data set: ``(data, labels)`` as float32 NumPy arrays.
+
+    Each example is its class's fixed random pattern plus standard normal noise,
+    and ``LABEL_NOISE`` of the labels are replaced by random classes, so the
+    training accuracy rises epoch by epoch but stays below 1, and two
+    implementations of the same training loop can be compared by it.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed + 1)
+    shape = MODELS[model][1]
+    patterns = 0.5 * rng.standard_normal((10,) + shape)
+    labels = rng.integers(0, 10, samples)
+    data = (rng.standard_normal((samples,) + shape) + patterns[labels]).astype(np.float32)
+    noisy = rng.random(samples) < LABEL_NOISE
+    labels[noisy] = rng.integers(0, 10, int(noisy.sum()))
+    return data, labels.astype(np.float32)
+
+
 def grad_request(model):
     """Parameters get gradients; data and label do not (as Module binds for training)."""
     request = {name: "write" for name in param_shapes(model)}
@@ -170,3 +193,43 @@ def median(values):
     if len(ordered) % 2:
         return ordered[middle]
     return 0.5 * (ordered[middle - 1] + ordered[middle])
+
+
+def percentile(values, fraction):
+    """The ``fraction`` (0..1) quantile of ``values``, linearly interpolated."""
+    ordered = sorted(values)
+    position = fraction * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def print_load(when):
+    """Print the 1-minute load average: other work on the machine spoils the times."""
+    if not hasattr(os, "getloadavg"):
+        return
+    load, cpus = os.getloadavg()[0], os.cpu_count() or 1
+    warning = (
+        ""
+        if load < cpus
+        else ": the machine looks busy, the times may be unreliable (see the p25-p75 spread)"
+    )
+    print(f"load average {when}: {load:.2f} on {cpus} CPUs{warning}")
+
+
+def find_interpreter(variable, default, module=None):
+    """The Python to run a worker with: ``(path, None)`` or ``(None, why not)``.
+
+    ``variable`` (an environment variable) wins; else this interpreter when it
+    can import ``module``; else ``default`` (a path) when it exists.
+    """
+    configured = os.environ.get(variable)
+    if configured:
+        if os.path.exists(configured):
+            return configured, None
+        return None, f"{variable}={configured} not found"
+    if module is not None and importlib.util.find_spec(module) is not None:
+        return sys.executable, None
+    if os.path.exists(str(default)):
+        return str(default), None
+    return None, f"no interpreter: set {variable} (looked for {default})"

@@ -18,7 +18,6 @@ Environment:
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -103,19 +102,6 @@ def compare_fingerprint(model, arrays, check):
 # -- other frameworks, in their own interpreters -------------------------------------------
 
 
-def _interpreter(variable, default, module=None):
-    """(path or None, reason when None)."""
-    configured = os.environ.get(variable)
-    if configured:
-        path = Path(configured)
-        return (path, None) if path.exists() else (None, f"{variable}={configured} not found")
-    if module is not None and importlib.util.find_spec(module) is not None:
-        return Path(sys.executable), None
-    if default.exists():
-        return default, None
-    return None, f"no interpreter: set {variable} (looked for {default})"
-
-
 def run_worker(script, python, schedule, models):
     """Run a worker script; (results by model, None) or (None, reason)."""
     specs = []
@@ -151,19 +137,6 @@ def _blas():
         return "unknown BLAS"
 
 
-def _print_load(when):
-    """The 1-minute load average: other work on the machine spoils the times."""
-    if not hasattr(os, "getloadavg"):
-        return
-    load, cpus = os.getloadavg()[0], os.cpu_count() or 1
-    warning = (
-        ""
-        if load < cpus
-        else (": the machine looks busy, the times may be unreliable (see the p25-p75 spread)")
-    )
-    print(f"load average {when}: {load:.2f} on {cpus} CPUs{warning}")
-
-
 def _row(model, label, times, numpy_median, note=""):
     med = _common.median(times) * 1e3
     q = np.percentile(np.asarray(times) * 1e3, [25, 75])
@@ -191,7 +164,7 @@ def main(argv=None):
         f" (torch.set_num_threads({THREADS})); {os.cpu_count()} CPUs"
     )
     print(f"Python {platform.python_version()}, NumPy {np.__version__} ({_blas()})")
-    _print_load("before")
+    _common.print_load("before")
 
     workers = {}
     for name, script, variable, env_default, module, skip in (
@@ -201,7 +174,7 @@ def main(argv=None):
         if skip:
             print(f"{name}: skipped (--no-{name.lower()})")
             continue
-        python, reason = _interpreter(
+        python, reason = _common.find_interpreter(
             variable, REPO.parent / env_default / "bin" / "python", module
         )
         results = None

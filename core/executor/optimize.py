@@ -173,7 +173,7 @@ def _batch_group(plan, group):
         if id(step) not in removed:
             steps.append(step)
     ordered = _stable_order(steps)
-    if _ordered_sequence(ordered) != _ordered_sequence(plan.steps):
+    if ordered is None or _ordered_sequence(ordered) != _ordered_sequence(plan.steps):
         return None
     return ordered
 
@@ -186,9 +186,8 @@ def _batched_step(plan, members, data_slots, axis):
     )
     outputs = [s.outputs[0] for s in members]
     out_shapes = tuple(plan.slot_shapes[slot] for slot in outputs)
-    return type(
-        first
-    )(  # a plan Step (imported by plan.py, so not imported here)
+    make_step = type(first)  # plan.Step (plan.py imports this module, so not imported here)
+    return make_step(
         first.node,
         BATCHED_FULLY_CONNECTED,
         first.context,
@@ -203,7 +202,10 @@ def _batched_step(plan, members, data_slots, axis):
 
 
 def _stable_order(steps):
-    """``steps`` in dependency order, keeping the given order wherever it is already valid."""
+    """``steps`` in dependency order, keeping the given order wherever it is already valid.
+
+    None if the steps depend on each other in a cycle (then no order exists).
+    """
     producer = {slot: index for index, step in enumerate(steps) for slot in step.outputs}
     waiting = [0] * len(steps)
     followers = [[] for _ in steps]
@@ -222,7 +224,7 @@ def _stable_order(steps):
             waiting[after] -= 1
             if waiting[after] == 0:
                 heapq.heappush(ready, after)
-    return order
+    return order if len(order) == len(steps) else None
 
 
 def _ordered_sequence(steps):

@@ -41,13 +41,27 @@ class Step:
     )
 
     def __init__(
-        self, node, op, context, inputs, aux, outputs, out_shapes, *, name=None, **overrides
+        self,
+        node,
+        op,
+        context,
+        inputs,
+        aux,
+        outputs,
+        out_shapes,
+        *,
+        name=None,
+        params=None,
+        output_names=None,
     ):
-        """A step applying ``node``'s op; ``name``, ``params`` and ``output_names`` may be
-        given for a step that stands for several nodes (see ``optimize.py``)."""
+        """A step applying ``op`` to ``node``'s inputs.
+
+        ``name``, ``params`` and ``output_names`` default to the node's; a step
+        that stands for several nodes gives its own (see ``optimize.py``).
+        """
         backend = context.backend
         self.name, self.node = node.name if name is None else name, node
-        self.params = overrides.get("params", node.params)
+        self.params = node.params if params is None else params
         self.op = backend.kernels.get(op.name, op)
         self.context = context
         self.inputs, self.aux, self.outputs = inputs, aux, outputs
@@ -59,9 +73,7 @@ class Step:
         self.infer_ctx = OpContext(False, backend, context.device_id, out_shapes)
         self.need_grad, self.runs_backward, self.release = [], False, ()
         self.moves = ()  # (input position, producer's context) for inputs on other contexts
-        self.output_names = overrides.get("output_names") or [
-            node.output_name(i) for i in range(len(outputs))
-        ]
+        self.output_names = output_names or [node.output_name(i) for i in range(len(outputs))]
 
 
 class Plan:

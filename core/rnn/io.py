@@ -152,28 +152,11 @@ class BucketSentenceIter(DataIter):
     ):
         super().__init__(batch_size)
         _check_arguments(batch_size, layout, num_parts, part_index)
-        lengths = np.array([len(sentence) for sentence in sentences], dtype=np.int64)
-        if not buckets:
-            buckets = _automatic_buckets(lengths, batch_size * num_parts)
-        buckets = sorted(set(int(length) for length in buckets))
-        bucket_of = np.searchsorted(np.array(buckets, dtype=np.int64), lengths, side="left")
-        self.ndiscard = int(np.count_nonzero(bucket_of == len(buckets)))
-        if self.ndiscard:
-            warnings.warn(
-                f"BucketSentenceIter: discarded {self.ndiscard} sentences longer than the "
-                f"largest bucket ({max(buckets, default=0)})",
-                stacklevel=2,
-            )
-        members = [np.flatnonzero(bucket_of == i) for i in range(len(buckets))]
-        kept = [i for i, rows in enumerate(members) if rows.size]
-        if not kept:
-            raise ValueError(
-                f"BucketSentenceIter: no sentence fits a bucket (buckets {buckets}, "
-                f"{len(lengths)} sentences); give longer buckets, or leave buckets=None to "
-                f"choose them from lengths that occur at least batch_size * num_parts times"
-            )
+        buckets, members, self.ndiscard = _bucket_members(
+            sentences, buckets, batch_size * num_parts
+        )
         self.batch_size = int(batch_size)
-        self.buckets = [buckets[i] for i in kept]
+        self.buckets = buckets
         self.invalid_label = invalid_label
         self.data_name = data_name
         self.label_name = label_name
@@ -184,16 +167,15 @@ class BucketSentenceIter(DataIter):
         self.num_parts = int(num_parts)
         self.part_index = int(part_index)
 
-        shares = [members[i][part_index::num_parts] for i in kept]
         self.data = [
-            _padded(sentences, rows, length, invalid_label, dtype)
-            for rows, length in zip(shares, self.buckets, strict=True)
+            _padded(sentences, rows[part_index::num_parts], length, invalid_label, dtype)
+            for rows, length in zip(members, buckets, strict=True)
         ]
         self._labels = [_shifted(padded, invalid_label) for padded in self.data]
         # each part can fill (bucket size // num_parts) // batch_size batches of every bucket
         self.idx = [
             (i, start)
-            for i, rows in enumerate(members[k] for k in kept)
+            for i, rows in enumerate(members)
             for start in range(0, (rows.size // num_parts) // batch_size * batch_size, batch_size)
         ]
         self._descs = [self._describe(length) for length in self.buckets]
@@ -262,6 +244,37 @@ def _check_arguments(batch_size, layout, num_parts, part_index):
             f"BucketSentenceIter: part_index must be in [0, num_parts) with num_parts >= 1, "
             f"got part_index={part_index}, num_parts={num_parts}"
         )
+
+
+def _bucket_members(sentences, buckets, min_count):
+    """``(buckets, members, ndiscard)``: the buckets that receive sentences, the sentence
+    indices of each (in order), and how many sentences are longer than every bucket.
+
+    Without ``buckets``, the lengths that ``min_count`` or more sentences have.
+    """
+    lengths = np.array([len(sentence) for sentence in sentences], dtype=np.int64)
+    if not lengths.size:
+        raise ValueError("BucketSentenceIter: sentences is empty; give at least one sentence")
+    if not buckets:
+        buckets = _automatic_buckets(lengths, min_count)
+    buckets = sorted(set(int(length) for length in buckets))
+    bucket_of = np.searchsorted(np.array(buckets, dtype=np.int64), lengths, side="left")
+    members = [np.flatnonzero(bucket_of == i) for i in range(len(buckets))]
+    kept = [i for i, rows in enumerate(members) if rows.size]
+    if not kept:
+        raise ValueError(
+            f"BucketSentenceIter: no sentence fits a bucket (buckets {buckets}, "
+            f"{len(lengths)} sentences); give longer buckets, or leave buckets=None to "
+            f"choose them from lengths that occur at least batch_size * num_parts times"
+        )
+    ndiscard = int(np.count_nonzero(bucket_of == len(buckets)))
+    if ndiscard:
+        warnings.warn(
+            f"BucketSentenceIter: discarded {ndiscard} sentences longer than the largest "
+            f"bucket ({buckets[-1]})",
+            stacklevel=3,
+        )
+    return [buckets[i] for i in kept], [members[i] for i in kept], ndiscard
 
 
 def _automatic_buckets(lengths, min_count):

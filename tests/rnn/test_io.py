@@ -215,13 +215,14 @@ def test_one_part_is_the_whole_data(ctx):
         ({"batch_size": 0}, "batch_size"),
         ({"num_parts": 2, "part_index": 2}, "part_index"),
         ({"buckets": [1]}, "no sentence fits"),
+        ({"sentences": []}, "sentences is empty"),
     ],
 )
 def test_bad_arguments_are_refused(kwargs, message):
-    arguments = {"batch_size": 1, **kwargs}
+    arguments = {"sentences": [[1, 2], [3, 4]], "batch_size": 1, **kwargs}
     with pytest.raises(ValueError, match=message), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # buckets=[1] also warns that it discards both
-        BucketSentenceIter([[1, 2], [3, 4]], **arguments)
+        BucketSentenceIter(**arguments)
 
 
 # -- encode_sentences ------------------------------------------------------------------------
