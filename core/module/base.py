@@ -265,15 +265,26 @@ class BaseModule:
     def _abstract(self, what):
         return NotImplementedError(f"{type(self).__name__} does not implement {what}")
 
+    def _stored(self, attribute, what):
+        """The names a subclass keeps in ``attribute`` (None: no labels); else not implemented."""
+        if not hasattr(self, attribute):
+            raise self._abstract(what)
+        return getattr(self, attribute)
+
     @property
     def data_names(self):
         """A list of names for data required by this module."""
-        raise self._abstract("data_names")
+        return self._stored("_data_names", "data_names")
+
+    @property
+    def label_names(self):
+        """A list of names for labels required by this module."""
+        return self._stored("_label_names", "label_names")
 
     @property
     def output_names(self):
         """A list of names for the outputs of this module."""
-        raise self._abstract("output_names")
+        return self._stored("_output_names", "output_names")
 
     @property
     def data_shapes(self):

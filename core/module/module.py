@@ -127,20 +127,6 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         self._wait_for_files()
 
     # -- names and shapes -----------------------------------------------------------------
-    @property
-    def data_names(self):
-        """A list of names for data required by this module."""
-        return self._data_names
-
-    @property
-    def label_names(self):
-        """A list of names for labels required by this module."""
-        return self._label_names
-
-    @property
-    def output_names(self):
-        """A list of names for the outputs of this module."""
-        return self._output_names
 
     @property
     def data_shapes(self):

@@ -115,15 +115,6 @@ class MutableModule(SwitchingModule):
         self._curr_label_shapes = tuple(tuple(d.shape) for d in labels) if labels else None
 
     # -- names ----------------------------------------------------------------------------
-    @property
-    def data_names(self):
-        """A list of names for data required by this module."""
-        return self._data_names
-
-    @property
-    def label_names(self):
-        """A list of names for labels required by this module."""
-        return self._label_names
 
     @property
     def output_names(self):

@@ -59,15 +59,6 @@ class PythonModule(BaseModule):
         self._output_shapes = None
 
     # -- inputs and outputs -------------------------------------------------------------
-    @property
-    def data_names(self):
-        """A list of names for data required by this module."""
-        return self._data_names
-
-    @property
-    def output_names(self):
-        """A list of names for the outputs of this module."""
-        return self._output_names
 
     @property
     def data_shapes(self):
