@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["DataDesc", "DataBatch", "DataIter", "ResizeIter"]
+__all__ = ["DataDesc", "DataBatch", "DataIter", "HeldBatchIter", "ResizeIter"]
 
 
 class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
@@ -200,7 +200,34 @@ def _described(iterator, slot, what):
         ) from None
 
 
-class ResizeIter(DataIter):
+class HeldBatchIter(DataIter):
+    """A DataIter whose ``iter_next`` stores a whole batch in ``current_batch``.
+
+    ``next`` returns that batch itself (so ``bucket_key`` and per-batch shapes
+    survive) and the accessors read from it.
+    """
+
+    current_batch = None
+
+    def next(self):
+        if not self.iter_next():
+            raise StopIteration
+        return self.current_batch
+
+    def getdata(self):
+        return self.current_batch.data
+
+    def getlabel(self):
+        return self.current_batch.label
+
+    def getindex(self):
+        return self.current_batch.index
+
+    def getpad(self):
+        return self.current_batch.pad
+
+
+class ResizeIter(HeldBatchIter):
     """Make an iterator's epoch exactly ``size`` batches long.
 
     Shorter underlying epochs are continued after a reset of the wrapped
@@ -238,21 +265,3 @@ class ResizeIter(DataIter):
             self.current_batch = self.data_iter.next()
         self.cur += 1
         return True
-
-    def next(self):
-        """The wrapped iterator's batch itself, so bucket_key and per-batch shapes survive."""
-        if not self.iter_next():
-            raise StopIteration
-        return self.current_batch
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad

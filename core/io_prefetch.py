@@ -14,7 +14,7 @@ import threading
 import weakref
 
 from .context import Context, current_context
-from .io_base import DataBatch, DataDesc, DataIter
+from .io_base import DataBatch, DataDesc, HeldBatchIter
 
 __all__ = ["PrefetchingIter"]
 
@@ -117,7 +117,7 @@ def _shut_down(workers):
         worker.close()
 
 
-class PrefetchingIter(DataIter):
+class PrefetchingIter(HeldBatchIter):
     """Wrap one or several iterators; each is read ahead on its own thread.
 
     The batches of several iterators are joined: data and labels in the order
@@ -227,23 +227,6 @@ class PrefetchingIter(DataIter):
         if all(descs is not None for descs in own):
             return _renamed(own, renames)
         return getattr(self, what)
-
-    def next(self):
-        if not self.iter_next():
-            raise StopIteration
-        return self.current_batch
-
-    def getdata(self):
-        return self.current_batch.data
-
-    def getlabel(self):
-        return self.current_batch.label
-
-    def getindex(self):
-        return self.current_batch.index
-
-    def getpad(self):
-        return self.current_batch.pad
 
 
 def _check_renames(what, renames, count):
