@@ -45,6 +45,8 @@ rewrites did is ``plan.optimizations``: ``(rewrite, step name, nodes merged)``.
 import heapq
 import os
 
+import attrs
+
 from .fused_ops import (
     BATCHED_FULLY_CONNECTED,
     PROJECTED_SOFTMAX_OUTPUT,
@@ -78,7 +80,35 @@ def optimize(plan):
         fused = _fused_softmax_step(plan, projection, softmax)
         plan.steps = [fused if s is softmax else s for s in plan.steps if s is not projection]
         done.append(("projected_softmax", fused.name, 2))
+    for step in _inplace_activations(plan):
+        step.train_ctx = attrs.evolve(step.train_ctx, inplace=True)
+        step.infer_ctx = attrs.evolve(step.infer_ctx, inplace=True)
+        done.append(("inplace_activation", step.name, 1))
     return done
+
+
+# producers whose saved state never refers to their output, so a consumer may
+# overwrite that output without changing their backward
+_OUTPUT_NOT_SAVED = ("FullyConnected",)
+
+
+def _inplace_activations(plan):
+    """Activations whose input is a FullyConnected output that nothing else reads."""
+    from ..ops.nn import INPLACE_ACT_TYPES
+
+    producers = {slot: step for step in plan.steps for slot in step.outputs}
+    uses = _use_counts(plan.steps)
+    kept = set(plan.head_slots) | set(plan.arg_slots) | set(plan.aux_slots)
+    found = []
+    for step in plan.steps:
+        if step.op.name != "Activation" or step.params.act_type not in INPLACE_ACT_TYPES:
+            continue
+        slot = step.inputs[0]
+        producer = producers.get(slot)
+        if (producer is not None and producer.op.name in _OUTPUT_NOT_SAVED
+                and uses.get(slot) == 1 and slot not in kept and not step.moves):
+            found.append(step)
+    return found
 
 
 def _group_name(group):

@@ -100,6 +100,9 @@ class OpContext:
     backend: object
     device_id: int = 0
     out_shapes: tuple = None
+    # the executor proved input 0 dead after this op and unshared: the kernel
+    # may write its output into it (see executor/optimize.py)
+    inplace: bool = False
 
     @property
     def xp(self):

@@ -93,6 +93,8 @@ class ActivationParams:
 
 def _act_forward(ctx, p, inputs, aux):
     xp, x = ctx.xp, inputs[0]
+    if ctx.inplace and p.act_type in INPLACE_ACT_TYPES:
+        return [_activate_in_place(xp, p.act_type, x)], (None, x)
     if p.act_type == "relu":
         out = xp.maximum(x, 0)
     elif p.act_type == "sigmoid":
@@ -105,6 +107,21 @@ def _act_forward(ctx, p, inputs, aux):
         out = x / (1 + xp.abs(x))
     out = out.astype(x.dtype, copy=False)
     return [out], (x, out)
+
+
+# activations whose backward needs only their output, so they may overwrite their input
+INPLACE_ACT_TYPES = ("relu", "sigmoid", "tanh")
+
+
+def _activate_in_place(xp, act_type, x):
+    if act_type == "relu":
+        return xp.maximum(x, 0, out=x)
+    if act_type == "tanh":
+        return xp.tanh(x, out=x)
+    xp.negative(x, out=x)  # sigmoid: 1 / (1 + exp(-x)), step by step in x's memory
+    xp.exp(x, out=x)
+    x += 1
+    return xp.reciprocal(x, out=x)
 
 
 def _act_backward(ctx, p, saved, out_grads, need_grad):
@@ -121,7 +138,7 @@ def _act_backward(ctx, p, saved, out_grads, need_grad):
         local = 1 / (1 + xp.exp(-x))
     else:
         local = 1 / (1 + xp.abs(x)) ** 2
-    return [(grad * local).astype(x.dtype, copy=False)]
+    return [(grad * local).astype(out.dtype, copy=False)]
 
 
 ACTIVATION = OpDef(

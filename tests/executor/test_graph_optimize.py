@@ -206,8 +206,45 @@ def test_networks_without_the_pattern_are_unchanged(ctx, monkeypatch):
     symbol = mx.sym.Group([symbol, mx.sym.BlockGrad(net)])  # the logits are read elsewhere
     optimized = _compare(symbol, ctx, monkeypatch, integer_inputs={"softmax_label": 3}, data=(5, 7))
     plain = _bind(symbol, ctx, monkeypatch, False, data=(5, 7))
-    assert optimized._plan.optimizations == []
+    # only the in-place activation applies (its input is read by nothing else)
+    assert [kind for kind, _, _ in optimized._plan.optimizations] == ["inplace_activation"]
     assert [s.name for s in optimized._plan.steps] == [s.name for s in plain._plan.steps]
+
+
+@pytest.mark.parametrize("act_type", ["relu", "sigmoid", "tanh"])
+def test_activation_after_fully_connected_runs_in_place(act_type, ctx, monkeypatch):
+    """Exact: outputs and gradients equal the plain graph's."""
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=6, name="fc1")
+    net = mx.sym.Activation(net, act_type=act_type)
+    net = mx.sym.Activation(mx.sym.FullyConnected(net, num_hidden=5, name="fc2"), act_type=act_type)
+    symbol = mx.sym.SoftmaxOutput(
+        mx.sym.FullyConnected(net, num_hidden=3, name="fc3"),
+        mx.sym.Variable("softmax_label"),
+        name="softmax",
+    )
+    optimized = _compare(symbol, ctx, monkeypatch, integer_inputs={"softmax_label": 3}, data=(4, 7))
+    kinds = [kind for kind, _, _ in optimized._plan.optimizations]
+    assert kinds.count("inplace_activation") == 2
+
+
+def test_activation_whose_input_is_read_elsewhere_is_not_in_place(ctx, monkeypatch):
+    data = mx.sym.Variable("data")
+    logits = mx.sym.FullyConnected(data, num_hidden=6, name="fc1")
+    net = mx.sym.Activation(logits, act_type="relu") + logits  # fc1's output has two readers
+    symbol = mx.sym.MakeLoss(mx.sym.sum(net))
+    optimized = _compare(symbol, ctx, monkeypatch, data=(4, 7))
+    assert "inplace_activation" not in [kind for kind, _, _ in optimized._plan.optimizations]
+    # softrelu's backward needs its input: never in place
+    soft = mx.sym.MakeLoss(
+        mx.sym.sum(
+            mx.sym.Activation(
+                mx.sym.FullyConnected(data, num_hidden=6, name="fc2"), act_type="softrelu"
+            )
+        )
+    )
+    optimized = _compare(soft, ctx, monkeypatch, data=(4, 7))
+    assert optimized._plan.optimizations == []
 
 
 def test_random_steps_keep_their_order(ctx, monkeypatch):
