@@ -40,11 +40,13 @@ def _sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
         _numpy_sgd_step(weight, grad, mom, decay, rate, momentum)
         return
     if mom is None:
-        weight *= kind(1) - decay
+        if decay:
+            weight *= kind(1) - decay
         weight -= rate * grad
         return
     mom *= momentum
-    mom -= decay * weight
+    if decay:
+        mom -= decay * weight
     mom -= rate * grad
     weight += mom
 
@@ -67,7 +69,9 @@ def _numpy_sgd_step(weight, grad, mom, decay, rate, momentum):
     """``_sgd_step`` on NumPy arrays: piece by piece, products into one scratch buffer.
 
     The same float operations as the whole-array form, so the same results,
-    without a temporary array per product.
+    without a temporary array per product. Without weight decay (MXNet's
+    default) the decay passes are skipped: subtracting ``0 * w`` changes
+    nothing for finite weights.
     """
     flat_w, flat_g = weight.reshape(-1), grad.reshape(-1)
     flat_m = None if mom is None else mom.reshape(-1)
@@ -77,12 +81,14 @@ def _numpy_sgd_step(weight, grad, mom, decay, rate, momentum):
         w, g = flat_w[start : start + _PIECE], flat_g[start : start + _PIECE]
         product = scratch[: w.size]
         if flat_m is None:
-            w *= keep
+            if decay:
+                w *= keep
             w -= np.multiply(g, rate, out=product)
             continue
         m = flat_m[start : start + _PIECE]
         m *= momentum
-        m -= np.multiply(w, decay, out=product)
+        if decay:
+            m -= np.multiply(w, decay, out=product)
         m -= np.multiply(g, rate, out=product)
         w += m
 

@@ -96,3 +96,23 @@ def test_a_non_contiguous_weight_view_is_updated_in_place():
     updater(0, mx.nd.array(grad), weight)
     np.testing.assert_array_equal(base[:, ::2], before - np.float32(0.1) * grad)
     np.testing.assert_array_equal(base[:, 1::2], untouched)
+
+
+def test_no_weight_decay_skips_nothing_that_matters(ctx):
+    """wd=0 (MXNet's default) skips the decay passes: same result as the full formula."""
+    rng = np.random.default_rng(5)
+    weight = rng.standard_normal((300, 300)).astype(np.float32)
+    grad = rng.standard_normal((300, 300)).astype(np.float32)
+    optimizer = mx.optimizer.create(
+        "sgd", learning_rate=0.1, momentum=0.9, wd=0.0, rescale_grad=0.5
+    )
+    w, g = mx.nd.array(weight, ctx=ctx), mx.nd.array(grad, ctx=ctx)
+    state = optimizer.create_state(0, w)
+    for _ in range(3):
+        optimizer.update(0, w, g, state)
+    mom, expected = np.zeros_like(weight), weight.copy()
+    lr, rescale = np.float32(0.1), np.float32(0.5)
+    for _ in range(3):
+        mom = np.float32(0.9) * mom - (lr * rescale) * grad
+        expected = expected + mom
+    np.testing.assert_allclose(w.asnumpy(), expected, rtol=1e-6, atol=1e-6)
