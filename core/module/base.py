@@ -325,15 +325,27 @@ class BaseModule:
     def set_params(
         self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
     ):
-        """Assign parameter and aux state values (``init_params`` with no initializer)."""
-        self.init_params(
-            initializer=None,
-            arg_params=arg_params,
-            aux_params=aux_params,
-            allow_missing=allow_missing,
-            force_init=force_init,
-            allow_extra=allow_extra,
-        )
+        """Assign parameter and aux state values (``init_params`` with no initializer).
+
+        A module that can keep its current values for the parameters not given
+        (one defining ``_assign_params``) does so under ``allow_missing``.
+        """
+        assign = getattr(self, "_assign_params", None)
+        if not (allow_missing and assign):
+            self.init_params(
+                initializer=None,
+                arg_params=arg_params,
+                aux_params=aux_params,
+                allow_missing=allow_missing,
+                force_init=force_init,
+                allow_extra=allow_extra,
+            )
+            return
+        if not self._lifecycle.check("init_params", "set_params", force=force_init):
+            return
+        assign(arg_params, aux_params, force_init, allow_extra)
+        self._params_dirty = True  # the CPU copies did not get the new values
+        self._lifecycle.advance("init_params")
 
     def save_params(self, fname):
         """Save the parameters to ``fname`` as ``arg:<name>``/``aux:<name>`` entries."""

@@ -96,25 +96,9 @@ class ParamsMixin:
                     f"{kind}s: {known}); pass allow_extra=True to ignore them"
                 )
 
-    def set_params(
-        self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
-    ):
-        """Assign parameter values; with ``allow_missing`` the absent ones keep theirs."""
-        if not allow_missing:
-            self.init_params(
-                initializer=None,
-                arg_params=arg_params,
-                aux_params=aux_params,
-                allow_missing=False,
-                force_init=force_init,
-                allow_extra=allow_extra,
-            )
-            return
-        if not self._lifecycle.check("init_params", "set_params", force=force_init):
-            return
+    def _assign_params(self, arg_params, aux_params, force_init, allow_extra):
+        """``set_params(allow_missing=True)``: only the given values reach the devices."""
         self._exec_group.set_params(arg_params, aux_params, allow_extra=allow_extra)
-        self._params_dirty = True  # the CPU copy did not get the new values
-        self._lifecycle.advance("init_params")
 
     def load_params(self, fname):
         """Load ``fname`` (``save_params``' format) into the module.

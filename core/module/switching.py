@@ -161,22 +161,8 @@ class SwitchingModule(BaseModule):
         self._params_dirty = False
         self._lifecycle.advance("init_params")
 
-    def set_params(
-        self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
-    ):
-        """Assign parameter values; with ``allow_missing`` the absent ones keep theirs."""
-        if not allow_missing:
-            self.init_params(
-                initializer=None,
-                arg_params=arg_params,
-                aux_params=aux_params,
-                allow_missing=False,
-                force_init=force_init,
-                allow_extra=allow_extra,
-            )
-            return
-        if not self._lifecycle.check("init_params", "set_params", force=force_init):
-            return
+    def _assign_params(self, arg_params, aux_params, force_init, allow_extra):
+        """``set_params(allow_missing=True)``: the current module keeps the rest."""
         self._curr_module.set_params(
             arg_params,
             aux_params,
@@ -184,8 +170,6 @@ class SwitchingModule(BaseModule):
             force_init=force_init,
             allow_extra=allow_extra,
         )
-        self._params_dirty = True  # the CPU copies did not get the new values
-        self._lifecycle.advance("init_params")
 
     # -- optimizer ------------------------------------------------------------------------
     def init_optimizer(
