@@ -34,6 +34,7 @@ class Executor:
         self._monitor = None
         self._optimized_plan = None  # kept aside while a monitor runs the plain plan
         self._memory_group = None  # executors sharing memory with this one (see MemoryGroup)
+        self._released = None  # what the outputs read between passes (see _release_state)
 
     def _allocate_outputs(self):
         """Zero arrays for the outputs, as MXNet has them right after bind (same objects later)."""
@@ -70,6 +71,19 @@ class Executor:
             values[slot] = array._data
         for slot, array in zip(plan.aux_slots, self.aux_arrays, strict=True):
             values[slot] = array._data
+        if self._monitor is not None or plan.has_moves:
+            self._saved = self._forward_steps(values, is_train)
+        elif is_train:
+            self._saved = _run_training(plan.program(True), values)
+        else:
+            _run_inference(plan.program(False), values)
+            self._saved = None
+        self._publish_outputs(values)
+        return self.outputs
+
+    def _forward_steps(self, values, is_train):
+        """The forward loop with everything: copies between contexts, the monitor."""
+        plan = self._plan
         saved = [None] * len(plan.steps) if is_train else None
         for position, step in enumerate(plan.steps):
             inputs = [values[s] for s in step.inputs]
@@ -88,9 +102,7 @@ class Executor:
                 self._monitor_step(step, outputs, [*inputs, *aux])
             for slot in step.release:
                 values[slot] = None
-        self._saved = saved
-        self._publish_outputs(values)
-        return self.outputs
+        return saved
 
     def _copy_input(self, name, value):
         target = self.arg_dict.get(name)
@@ -177,9 +189,16 @@ class Executor:
         read whatever the other executor wrote into the shared memory).
         """
         self._saved = None
-        for output in self.outputs:
-            xp = output._ctx.backend.xp
-            output._data = xp.broadcast_to(xp.zeros((), dtype=output.dtype), output.shape)
+        released = self._released
+        if released is None:  # read-only zero views, made once
+            released = self._released = [
+                output._ctx.backend.xp.broadcast_to(
+                    output._ctx.backend.xp.zeros((), dtype=output.dtype), output.shape
+                )
+                for output in self.outputs
+            ]
+        for output, zeros in zip(self.outputs, released, strict=True):
+            output._data = zeros
 
     def _store_gradients(self, grads):
         adopted = set()
@@ -329,3 +348,31 @@ def _fresh(grad, array, adopted):
         and grad.shape == array._data.shape
         and grad is not array._data
     )
+
+
+def _run_inference(program, values):
+    """Run the steps of ``Plan.program(False)`` over the slot list ``values``."""
+    for forward, op_ctx, params, inputs, aux, outputs, release in program:
+        results, _ = forward(
+            op_ctx, params, [values[s] for s in inputs], [values[s] for s in aux] if aux else []
+        )
+        for slot, out in zip(outputs, results, strict=False):
+            values[slot] = out
+        for slot in release:
+            values[slot] = None
+
+
+def _run_training(program, values):
+    """Run the steps of ``Plan.program(True)``; what each keeps for backward, by position."""
+    saved = []
+    for forward, op_ctx, params, inputs, aux, outputs, release, keeps_meta in program:
+        results, state = forward(
+            op_ctx, params, [values[s] for s in inputs], [values[s] for s in aux] if aux else []
+        )
+        for slot, out in zip(outputs, results, strict=False):
+            values[slot] = out
+        # output shapes/dtypes only where backward may have to fill in zeros
+        saved.append((state, [(o.shape, o.dtype) for o in results] if keeps_meta else None))
+        for slot in release:
+            values[slot] = None
+    return saved

@@ -105,8 +105,13 @@ def _inplace_activations(plan):
             continue
         slot = step.inputs[0]
         producer = producers.get(slot)
-        if (producer is not None and producer.op.name in _OUTPUT_NOT_SAVED
-                and uses.get(slot) == 1 and slot not in kept and not step.moves):
+        if (
+            producer is not None
+            and producer.op.name in _OUTPUT_NOT_SAVED
+            and uses.get(slot) == 1
+            and slot not in kept
+            and not step.moves
+        ):
             found.append(step)
     return found
 

@@ -102,6 +102,40 @@ class Plan:
         self.steps = [self._step(node, slot_of, contexts) for node in nodes if node.op is not None]
         self.optimizations = graph_optimize.optimize(self) if optimize else []
         self._plan_releases()
+        self._programs = {}
+        self._has_moves = None
+
+    @property
+    def has_moves(self):
+        """Whether some step reads an input computed on another context (``group2ctx``)."""
+        if self._has_moves is None:
+            self._has_moves = any(step.moves for step in self.steps)
+        return self._has_moves
+
+    def program(self, is_train):
+        """The steps as flat tuples for the executor's forward loop (made once per mode).
+
+        Each is ``(kernel forward, OpContext, params, input slots, aux slots,
+        output slots, slots released after it)``, plus, in training, whether
+        backward needs the output shapes. The steps must be final: the tuples
+        are built on first use.
+        """
+        program = self._programs.get(is_train)
+        if program is None:
+            program = self._programs[is_train] = [
+                (
+                    step.op.forward,
+                    step.train_ctx if is_train else step.infer_ctx,
+                    step.params,
+                    tuple(step.inputs),
+                    tuple(step.aux),
+                    tuple(step.outputs),
+                    step.release,
+                    *((step.keeps_out_meta,) if is_train else ()),
+                )
+                for step in self.steps
+            ]
+        return program
 
     def _step(self, node, slot_of, contexts):
         n_args = len(node.argument_names())

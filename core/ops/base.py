@@ -103,10 +103,11 @@ class OpContext:
     # the executor proved input 0 dead after this op and unshared: the kernel
     # may write its output into it (see executor/optimize.py)
     inplace: bool = False
+    # the backend's array module, looked up once: kernels read it on every call
+    xp: object = attrs.field(init=False, eq=False, repr=False)
 
-    @property
-    def xp(self):
-        return self.backend.xp
+    def __attrs_post_init__(self):
+        object.__setattr__(self, "xp", self.backend.xp)
 
 
 def same_type(params, in_types, out_types, aux_types):

@@ -51,6 +51,22 @@ def _run(ctx, op_name, attrs, inputs, is_train=True, heads=None):
     return [np.asarray(ctx.backend.to_host(o)) for o in outs], host
 
 
+@pytest.mark.parametrize("is_train", [False, True])
+def test_softmax_output_one_row_equals_its_row_of_a_batch(is_train, ctx):
+    """One row takes whole-array reductions; the values must be those of the batched rows."""
+    rng = np.random.default_rng(4)
+    data = (rng.standard_normal((4, 9)) * 5).astype(np.float32)
+    label = np.array([1, 8, 0, 3], np.float32)
+    batched, _ = _run(ctx, "SoftmaxOutput", {}, [data, label], is_train)
+    for row in range(4):
+        single, _ = _run(
+            ctx, "SoftmaxOutput", {}, [data[row : row + 1], label[row : row + 1]], is_train
+        )
+        np.testing.assert_allclose(single[0], batched[0][row : row + 1], rtol=1e-6, atol=1e-7)
+        expected = np.exp(data[row] - data[row].max())
+        np.testing.assert_allclose(single[0][0], expected / expected.sum(), rtol=1e-5)
+
+
 def test_softmax_4d_inference_is_flattened(ctx):
     """The recorded MKLDNN inference value is not matched, on purpose (see test_golden)."""
     data = _arrays(golden_cases()[FLATTENED_4D])

@@ -19,6 +19,9 @@ def test_golden(case_id, ctx):
         ({"num_hidden": "3"}, [(2, 4), (3, 4), (3,)]),
         ({"num_hidden": "3", "no_bias": "True"}, [(2, 2, 2), (3, 4)]),
         ({"num_hidden": "3", "flatten": "False"}, [(2, 5, 4), (3, 4), (3,)]),
+        # one row: the kernel's matrix-vector path
+        ({"num_hidden": "3"}, [(1, 4), (3, 4), (3,)]),
+        ({"num_hidden": "3", "flatten": "False"}, [(1, 1, 4), (3, 4), (3,)]),
     ],
 )
 def test_fully_connected_numeric_gradient(attrs, shapes, ctx):
@@ -33,6 +36,33 @@ def test_activation_numeric_gradient(act_type, ctx):
     data = rng.standard_normal((3, 4))
     data[np.abs(data) < 1e-3] = 0.5  # keep relu away from its kink
     check_numeric_gradient("Activation", {"act_type": act_type}, [data], ctx)
+
+
+def test_fully_connected_one_row_equals_its_row_of_a_batch(ctx):
+    """Batch-1 forward takes a matrix-vector product; each row must match the batched result."""
+    from rebind.ops.base import OpContext
+
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((5, 7)).astype(np.float32)
+    weight = rng.standard_normal((6, 7)).astype(np.float32)
+    bias = rng.standard_normal(6).astype(np.float32)
+    op = opdef("FullyConnected")
+    params = op.parse({"num_hidden": "6"})
+    op_ctx = OpContext(False, ctx.backend, ctx.device_id)
+    arrays = [ctx.backend.asarray(a, a.dtype, ctx.device_id) for a in (data, weight, bias)]
+    (batched,), _ = op.forward(op_ctx, params, arrays, [])
+    for row in range(5):
+        (single,), _ = op.forward(op_ctx, params, [arrays[0][row : row + 1], *arrays[1:]], [])
+        assert single.shape == (1, 6)
+        np.testing.assert_allclose(
+            ctx.backend.to_host(single)[0], data[row] @ weight.T + bias, rtol=1e-5, atol=1e-5
+        )
+        np.testing.assert_allclose(
+            ctx.backend.to_host(single),
+            ctx.backend.to_host(batched[row : row + 1]),
+            rtol=1e-6,
+            atol=1e-6,
+        )
 
 
 def test_fully_connected_infers_weight_and_bias_from_data():
