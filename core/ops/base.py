@@ -103,6 +103,9 @@ class OpContext:
     # the executor proved input 0 dead after this op and unshared: the kernel
     # may write its output into it (see executor/optimize.py)
     inplace: bool = False
+    # the executor proved that every reader of output 0 takes any memory layout:
+    # the kernel may return it column-major when that computes faster
+    column_major_out: bool = False
     # the backend's array module, looked up once: kernels read it on every call
     xp: object = attrs.field(init=False, eq=False, repr=False)
 

@@ -3,6 +3,7 @@
 import math
 
 import attrs
+import numpy as np
 
 from .base import OpDef, known, merge_shape
 from .params import param, positive
@@ -43,6 +44,10 @@ def _fc_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     return in_shapes, [out], aux_shapes
 
 
+# dtypes whose products BLAS computes (float16 runs NumPy's own loops, in another order)
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _fc_forward(ctx, p, inputs, aux):
     xp = ctx.xp
     data, weight = inputs[0], inputs[1]
@@ -51,6 +56,10 @@ def _fc_forward(ctx, p, inputs, aux):
         # one row (batch-1 inference): a matrix-vector product, which BLAS streams
         # through the weight once, faster than the one-row matrix product
         out = xp.dot(weight, flat[0]).reshape(1, -1)
+    elif ctx.column_major_out and flat.dtype in _BLAS_DTYPES:
+        # (weight . data^T)^T: the same product, column-major, which BLAS computes
+        # about 10% faster than the row-major one for MLP-sized layers
+        out = xp.matmul(weight, flat.T).T
     else:
         # matmul, not dot: NumPy's dot is up to 20% slower for transposed operands
         out = xp.matmul(flat, weight.T)
@@ -67,7 +76,12 @@ def _fc_backward(ctx, p, saved, out_grads, need_grad):
     grad = out_grads[0].reshape(-1, p.num_hidden)
     grads = [None] * (2 if p.no_bias else 3)
     if need_grad[0]:
-        grads[0] = xp.matmul(grad, weight).reshape(data_shape)
+        if flat.flags.f_contiguous and not flat.flags.c_contiguous:
+            # column-major data (a column_major_out producer): the data gradient in the
+            # same layout, so the producer's element-wise backward runs on equal layouts
+            grads[0] = xp.matmul(weight.T, grad.T).T.reshape(data_shape)
+        else:
+            grads[0] = xp.matmul(grad, weight).reshape(data_shape)
     if need_grad[1]:
         grads[1] = xp.matmul(grad.T, flat)
     if not p.no_bias and need_grad[2]:
