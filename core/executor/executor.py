@@ -66,24 +66,25 @@ class Executor:
         if self._memory_group is not None:
             self._memory_group.activate(self)
         plan = self._plan
+        function = None
+        if self._monitor is None and not plan.has_moves:
+            function = plan.forward_function(is_train)
+        if function is not None:
+            heads, self._saved = function(self.arg_arrays, self.aux_arrays)
+        else:
+            heads, self._saved = self._forward_steps(is_train)
+        for out, value in zip(self.outputs, heads, strict=True):
+            out._data = value  # the same NDArray objects, now holding this pass's values
+        return self.outputs
+
+    def _forward_steps(self, is_train):
+        """The forward loop with everything: copies between contexts, the monitor."""
+        plan = self._plan
         values = [None] * plan.num_slots
         for slot, array in zip(plan.arg_slots, self.arg_arrays, strict=True):
             values[slot] = array._data
         for slot, array in zip(plan.aux_slots, self.aux_arrays, strict=True):
             values[slot] = array._data
-        if self._monitor is not None or plan.has_moves:
-            self._saved = self._forward_steps(values, is_train)
-        elif is_train:
-            self._saved = _run_training(plan.program(True), values)
-        else:
-            _run_inference(plan.program(False), values)
-            self._saved = None
-        self._publish_outputs(values)
-        return self.outputs
-
-    def _forward_steps(self, values, is_train):
-        """The forward loop with everything: copies between contexts, the monitor."""
-        plan = self._plan
         saved = [None] * len(plan.steps) if is_train else None
         for position, step in enumerate(plan.steps):
             inputs = [values[s] for s in step.inputs]
@@ -102,7 +103,7 @@ class Executor:
                 self._monitor_step(step, outputs, [*inputs, *aux])
             for slot in step.release:
                 values[slot] = None
-        return saved
+        return [values[slot] for slot in plan.head_slots], saved
 
     def _copy_input(self, name, value):
         target = self.arg_dict.get(name)
@@ -117,10 +118,6 @@ class Executor:
                 f"got an array of shape {shape}; use reshape() to change shapes"
             )
         target[:] = value
-
-    def _publish_outputs(self, values):
-        for out, slot in zip(self.outputs, self._plan.head_slots, strict=True):
-            out._data = values[slot]  # the same NDArray objects, now holding this pass's values
 
     # -- backward -------------------------------------------------------------------------
     def backward(self, out_grads=None, is_train=True):
@@ -348,31 +345,3 @@ def _fresh(grad, array, adopted):
         and grad.shape == array._data.shape
         and grad is not array._data
     )
-
-
-def _run_inference(program, values):
-    """Run the steps of ``Plan.program(False)`` over the slot list ``values``."""
-    for forward, op_ctx, params, inputs, aux, outputs, release in program:
-        results, _ = forward(
-            op_ctx, params, [values[s] for s in inputs], [values[s] for s in aux] if aux else []
-        )
-        for slot, out in zip(outputs, results, strict=False):
-            values[slot] = out
-        for slot in release:
-            values[slot] = None
-
-
-def _run_training(program, values):
-    """Run the steps of ``Plan.program(True)``; what each keeps for backward, by position."""
-    saved = []
-    for forward, op_ctx, params, inputs, aux, outputs, release, keeps_meta in program:
-        results, state = forward(
-            op_ctx, params, [values[s] for s in inputs], [values[s] for s in aux] if aux else []
-        )
-        for slot, out in zip(outputs, results, strict=False):
-            values[slot] = out
-        # output shapes/dtypes only where backward may have to fill in zeros
-        saved.append((state, [(o.shape, o.dtype) for o in results] if keeps_meta else None))
-        for slot in release:
-            values[slot] = None
-    return saved

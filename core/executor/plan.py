@@ -14,7 +14,9 @@ from ..ops.base import OpContext
 from ..symbol.graph import topological_order
 from ..symbol.infer import arguments_and_aux, infer_graph_shapes
 
-__all__ = ["Plan", "Step", "compile_plan"]
+__all__ = ["GENERATED_STEPS_MAX", "Plan", "Step", "compile_plan"]
+
+GENERATED_STEPS_MAX = 4096
 
 
 class Step:
@@ -102,7 +104,7 @@ class Plan:
         self.steps = [self._step(node, slot_of, contexts) for node in nodes if node.op is not None]
         self.optimizations = graph_optimize.optimize(self) if optimize else []
         self._plan_releases()
-        self._programs = {}
+        self._forwards = {}
         self._has_moves = None
 
     @property
@@ -112,30 +114,23 @@ class Plan:
             self._has_moves = any(step.moves for step in self.steps)
         return self._has_moves
 
-    def program(self, is_train):
-        """The steps as flat tuples for the executor's forward loop (made once per mode).
+    def forward_function(self, is_train):
+        """The forward pass as one generated Python function (made once per mode).
 
-        Each is ``(kernel forward, OpContext, params, input slots, aux slots,
-        output slots, slots released after it)``, plus, in training, whether
-        backward needs the output shapes. The steps must be final: the tuples
-        are built on first use.
+        ``function(args, aux)`` takes the executor's argument and aux NDArrays
+        and returns ``(head values, saved)``: the backend arrays of the heads and,
+        in training, ``(state, output metadata)`` per step for backward (None in
+        inference). The code is straight-line: one kernel call per step on local
+        variables, intermediate values dropped after their last reader. It is
+        generated from the plan's own integers and names, never from user
+        input. The steps must be final: the function is built on first use.
+        Plans of more than ``GENERATED_STEPS_MAX`` steps get None (compiling
+        takes about 50 us a step): the executor runs its loop instead.
         """
-        program = self._programs.get(is_train)
-        if program is None:
-            program = self._programs[is_train] = [
-                (
-                    step.op.forward,
-                    step.train_ctx if is_train else step.infer_ctx,
-                    step.params,
-                    tuple(step.inputs),
-                    tuple(step.aux),
-                    tuple(step.outputs),
-                    step.release,
-                    *((step.keeps_out_meta,) if is_train else ()),
-                )
-                for step in self.steps
-            ]
-        return program
+        if is_train not in self._forwards:
+            generate = len(self.steps) <= GENERATED_STEPS_MAX
+            self._forwards[is_train] = _generate_forward(self, is_train) if generate else None
+        return self._forwards[is_train]
 
     def _step(self, node, slot_of, contexts):
         n_args = len(node.argument_names())
@@ -176,6 +171,40 @@ class Plan:
             step.runs_backward = any(step.need_grad) or bool(step.aux)
             for slot in step.outputs:
                 requires[slot] = any(step.need_grad)
+
+
+def _generate_forward(plan, is_train):
+    lines = ["def forward(args, aux):"]
+    lines += [f"    s{slot} = args[{i}]._data" for i, slot in enumerate(plan.arg_slots)]
+    lines += [f"    s{slot} = aux[{i}]._data" for i, slot in enumerate(plan.aux_slots)]
+    if is_train:
+        lines.append("    saved = []")
+    namespace = {}
+    for k, step in enumerate(plan.steps):
+        namespace[f"f{k}"] = step.op.forward
+        namespace[f"c{k}"] = step.train_ctx if is_train else step.infer_ctx
+        namespace[f"p{k}"] = step.params
+        inputs = ", ".join(f"s{slot}" for slot in step.inputs)
+        aux = ", ".join(f"s{slot}" for slot in step.aux)
+        lines.append(f"    r, state = f{k}(c{k}, p{k}, [{inputs}], [{aux}])")
+        if len(step.outputs) == 1:
+            lines.append(f"    s{step.outputs[0]} = r[0]")
+        else:  # a kernel may give fewer values than the node names (as the loop allows)
+            lines += [
+                f"    s{slot} = r[{j}] if len(r) > {j} else None"
+                for j, slot in enumerate(step.outputs)
+            ]
+        if is_train:
+            # output shapes/dtypes only where backward may have to fill in zeros
+            meta = "[(o.shape, o.dtype) for o in r]" if step.keeps_out_meta else "None"
+            lines.append(f"    saved.append((state, {meta}))")
+        lines += [f"    s{slot} = None" for slot in step.release]
+    heads = ", ".join(f"s{slot}" for slot in plan.head_slots)
+    lines.append(f"    return [{heads}], {'saved' if is_train else 'None'}")
+    mode = "training" if is_train else "inference"
+    code = compile("\n".join(lines), f"<rebind plan: {mode} forward>", "exec")
+    exec(code, namespace)  # noqa: S102 (source made above from slot numbers only)
+    return namespace["forward"]
 
 
 def compile_plan(symbol, contexts, arg_shapes, optimize=None):

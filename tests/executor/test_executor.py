@@ -329,3 +329,61 @@ def test_debug_str_mentions_every_op():
     text = _two_layer().simple_bind(mx.cpu(), data=(2, 5)).debug_str()
     for part in ("FullyConnected", "fc1", "Activation", "act", "fc2", "fc2_output"):
         assert part in text
+
+
+# -- the generated forward ----------------------------------------------------------
+
+
+def _branchy():
+    """Several outputs per op, an aux state, a value read twice, and two heads."""
+    data = mx.sym.var("data")
+    bn = mx.sym.BatchNorm(data, fix_gamma=False, name="bn")
+    halves = mx.sym.SliceChannel(bn, num_outputs=2, axis=1, name="split")
+    left = mx.sym.Activation(halves[0], act_type="tanh", name="left")
+    mixed = left * halves[1] + left
+    fc = mx.sym.FullyConnected(mixed, num_hidden=3, name="fc")
+    loss = mx.sym.MakeLoss(mx.sym.sum(fc * fc), name="loss")
+    return mx.sym.Group([loss, mx.sym.BlockGrad(halves[1], name="seen")])
+
+
+def _run_branchy(ctx, monkeypatch, generated_max):
+    from rebind.executor import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "GENERATED_STEPS_MAX", generated_max)
+    symbol = _branchy()
+    values = _values(symbol, seed=3, data=(5, 4))
+    executor = symbol.simple_bind(ctx, data=(5, 4))
+    for name, value in values.items():
+        executor.arg_dict[name][:] = value
+    results = []
+    for is_train in (True, False, True):
+        outputs = [o.asnumpy() for o in executor.forward(is_train=is_train)]
+        results.append(outputs)
+        if is_train:
+            executor.backward()
+            results.append([g.asnumpy() for g in executor.grad_arrays if g is not None])
+    results.append([a.asnumpy() for a in executor.aux_arrays])  # moved by both passes
+    return executor, results
+
+
+def test_generated_forward_equals_the_step_loop(ctx, monkeypatch):
+    generated, expected = _run_branchy(ctx, monkeypatch, 10_000)
+    looped, got = _run_branchy(ctx, monkeypatch, 0)
+    assert generated._plan.forward_function(True) is not None
+    assert looped._plan.forward_function(True) is None  # too many steps: the loop runs
+    assert len(got) == len(expected)
+    for a_list, b_list in zip(got, expected, strict=True):
+        for a, b in zip(a_list, b_list, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_generated_forward_is_made_once_per_mode(ctx):
+    executor = _two_layer().simple_bind(ctx, data=(2, 5))
+    plan = executor._plan
+    executor.forward(is_train=True)
+    executor.forward(is_train=False)
+    train, infer = plan.forward_function(True), plan.forward_function(False)
+    assert train is not infer
+    executor.forward(is_train=True)
+    assert plan.forward_function(True) is train
+    assert "training" in train.__code__.co_filename and "inference" in infer.__code__.co_filename

@@ -288,12 +288,10 @@ def test_hidden_products_are_column_major_and_match_the_plain_graph(act_type, ct
     for name, grad in optimized.grad_dict.items():
         assert grad._data.flags.c_contiguous, name
     if expected:  # the layout really changes inside: fc1's output is column-major
-        monitor_free = optimized._plan.program(True)
-        values = [None] * optimized._plan.num_slots
-        for slot, array in zip(optimized._plan.arg_slots, optimized.arg_arrays, strict=True):
-            values[slot] = array._data
-        forward, op_ctx, params, inputs, _, _, _, _ = monitor_free[0]
-        (hidden,), _ = forward(op_ctx, params, [values[s] for s in inputs], [])
+        step = optimized._plan.steps[0]
+        assert step.name == "fc1"
+        args = [optimized.arg_dict[name]._data for name in ("data", "fc1_weight", "fc1_bias")]
+        (hidden,), _ = step.op.forward(step.train_ctx, step.params, args, [])
         assert hidden.flags.f_contiguous and not hidden.flags.c_contiguous
 
 
