@@ -99,7 +99,10 @@ def main():
         _, saved, _ = mx.model.load_checkpoint(prefix, args.num_epochs)
         weights, _ = module.get_params()
         same = all(np.array_equal(saved[k].asnumpy(), weights[k].asnumpy()) for k in weights)
-        print(f"rank {rank}: the checkpoint rank 0 wrote in {folder} holds my weights: {same}")
+        print(
+            f"rank {rank}: the checkpoint rank 0 wrote in {folder} holds my weights: {same}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
