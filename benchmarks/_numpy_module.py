@@ -1,7 +1,10 @@
 """Worker: the training loop ``Module.fit`` runs, written by hand in NumPy; prints JSON.
 
 Run by ``benchmarks/module.py`` in a fresh process: ``python _numpy_module.py
-fit:MODEL:SAMPLES:EPOCHS [...]`` (only ``fit`` jobs). Per batch: the forward and
+fit:MODEL:SAMPLES:EPOCHS [...]`` or ``latency:CALLS`` (the MLP's forward at
+batch 1, written as a NumPy programmer would: a matrix-vector product per
+layer, bias and relu in place, the softmax of one row; the floor the Module's
+batch-1 latency is measured against). Per batch: the forward and
 backward step of ``_numpy_reference`` (the executor benchmark's yardstick), the
 SGD-with-momentum update of every parameter as MXNet's kernel computes it
 (``mom = momentum * mom - lr * wd * w - lr * rescale_grad * g; w += mom``, in
@@ -69,6 +72,36 @@ def fit_job(model, samples, epochs):
     }
 
 
+def latency_job(calls):
+    """Microseconds of the hand-written MLP forward at batch 1 (same data and weights)."""
+    data, _ = _common.make_dataset("mlp", 1)
+    a = _common.make_arrays("mlp")
+    w1, w2, w3 = a["fc1_weight"], a["fc2_weight"], a["fc3_weight"]
+    b1, b2, b3 = a["fc1_bias"], a["fc2_bias"], a["fc3_bias"]
+    x = data[0]
+
+    def forward():
+        h = np.dot(w1, x)
+        h += b1
+        np.maximum(h, 0, out=h)
+        h2 = np.dot(w2, h)
+        h2 += b2
+        np.maximum(h2, 0, out=h2)
+        out = np.dot(w3, h2)
+        out += b3
+        out -= out.max()
+        np.exp(out, out=out)
+        out /= out.sum()
+        return out
+
+    times = []
+    for _ in range(calls + calls // 10):
+        start = time.perf_counter()
+        forward()
+        times.append(time.perf_counter() - start)
+    return {"microseconds": [1e6 * t for t in times[calls // 10 :]]}
+
+
 def main(specs):
     results = {
         "version": "NumPy " + np.__version__ + ", hand-written loop",
@@ -76,10 +109,14 @@ def main(specs):
         "jobs": {},
     }
     for spec in specs:
-        name, model, samples, epochs = spec.split(":")
-        if name != "fit":
-            raise SystemExit(f"_numpy_module.py runs fit jobs only, got {spec!r}")
-        results["jobs"][spec] = fit_job(model, int(samples), int(epochs))
+        name, *args = spec.split(":")
+        if name == "fit":
+            model, samples, epochs = args
+            results["jobs"][spec] = fit_job(model, int(samples), int(epochs))
+        elif name == "latency":
+            results["jobs"][spec] = latency_job(int(args[0]))
+        else:
+            raise SystemExit(f"_numpy_module.py runs fit and latency jobs, got {spec!r}")
     results["peak_rss_kib"] = _module_runs.peak_rss_kib()
     _module_runs.print_json(results)
 

@@ -10,7 +10,9 @@ starting parameters for every implementation:
   builds the data and trains one model (each run is its own process);
 - for the MLP, ``Module.predict`` throughput at batch 1024 and the latency of
   ``forward(DataBatch, is_train=False)`` + ``get_outputs()[0]`` at batch 1
-  (waited for with ``wait_to_read()``, as MXNet computes asynchronously).
+  (waited for with ``wait_to_read()``, as MXNet computes asynchronously), next
+  to the same forward written by hand in NumPy (the floor: its weights stream
+  from memory on every call).
 
 Every measurement runs in a fresh worker process (``_rebind_module.py``,
 ``_numpy_module.py``, ``_mxnet_module.py``), the implementations in alternating
@@ -117,17 +119,20 @@ def measure_inference(pythons, rounds, skipped):
     jobs = [f"predict:{PREDICT_SAMPLES}:{PREDICT_REPEATS}", f"latency:{LATENCY_CALLS}"]
     results = {}
     for _ in range(rounds):
-        for impl in ("rebind", "mxnet"):
+        for impl in ("numpy", "rebind", "mxnet"):
             if impl not in pythons or impl in skipped:
                 continue
-            out, reason = run_worker(impl, pythons[impl], jobs)
+            # the NumPy worker times the hand-written batch-1 forward only
+            out, reason = run_worker(impl, pythons[impl], jobs[1:] if impl == "numpy" else jobs)
             if out is None:
                 skipped[impl] = reason
                 continue
             entry = results.setdefault(impl, {"rates": [], "micros": []})
-            entry["rates"] += out["jobs"][jobs[0]]["samples_per_s"]
             entry["micros"] += out["jobs"][jobs[1]]["microseconds"]
-            entry.update(checksum=out["jobs"][jobs[0]]["checksum"], version=out["version"])
+            entry["version"] = out["version"]
+            if impl != "numpy":
+                entry["rates"] += out["jobs"][jobs[0]]["samples_per_s"]
+                entry["checksum"] = out["jobs"][jobs[0]]["checksum"]
     return results
 
 
@@ -194,7 +199,10 @@ def check_fit(model, results):
 def print_inference(results):
     """The MLP inference table; returns impl -> (median samples/s, median microseconds)."""
     summary = {
-        impl: (_common.median(entry["rates"]), _common.median(entry["micros"]))
+        impl: (
+            _common.median(entry["rates"]) if entry["rates"] else None,
+            _common.median(entry["micros"]),
+        )
         for impl, entry in results.items()
     }
     reference = summary.get("mxnet")
@@ -203,6 +211,8 @@ def print_inference(results):
         (("predict, batch 1024, samples/s", "rates"), ("forward, batch 1, microseconds", "micros"))
     ):
         for impl, entry in results.items():
+            if not entry[key]:
+                continue
             low, high = _spread(entry[key])
             value = summary[impl][index]
             ratio = _ratio(value, reference[index]) if reference else "     -"
@@ -235,7 +245,11 @@ def print_targets(fit, inference):
         )
     if "rebind" in inference:
         micros = inference["rebind"][1]
-        other = f", MXNet {inference['mxnet'][1]:.0f} us" if "mxnet" in inference else ""
+        other = "".join(
+            f", {LABELS[impl]} {inference[impl][1]:.0f} us"
+            for impl in ("numpy", "mxnet")
+            if impl in inference
+        )
         print(
             f"  batch-1 forward latency < {LATENCY_TARGET_US:.0f} us: {micros:.1f} us{other}: "
             f"{_verdict(micros < LATENCY_TARGET_US)}"
@@ -291,7 +305,7 @@ def main(argv=None):
             "forward calls at batch 1"
         )
         inference = print_inference(results)
-        checksums = {impl: entry["checksum"] for impl, entry in results.items()}
+        checksums = {impl: e["checksum"] for impl, e in results.items() if "checksum" in e}
         if len(checksums) == 2 and abs(checksums["rebind"] - checksums["mxnet"]) > 1e-3 * max(
             1.0, abs(checksums["mxnet"])
         ):
