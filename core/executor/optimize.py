@@ -45,9 +45,10 @@ or through such an in-place activation, is read only as the data of other
 products (an MLP's hidden layers) may compute ``(weight . data^T)^T``: the
 same products, row for row, which OpenBLAS computes faster for batches of a
 few rows (2x at 16 rows, 12% at 128; the kernel keeps the row-major product
-above 256 rows, where the two are even), giving a column-major array; the readers take it as it is
-and return its data gradient in the same layout (``(weight^T . grad^T)^T``),
-so the element-wise backward in between runs on equal layouts. Outputs,
+above 256 rows, where the two are even), giving a column-major array. The
+readers take it as it is and return its data gradient in the same layout
+(``(weight^T . grad^T)^T``), so the element-wise backward in between runs on
+equal layouts. Outputs,
 gradients of arguments and anything a user can see stay row-major. Forward
 values are equal; data gradients may differ in the last float32 bit (another
 summation order).
@@ -119,7 +120,7 @@ def _inplace_activations(plan):
 
     producers = {slot: step for step in plan.steps for slot in step.outputs}
     uses = _use_counts(plan.steps)
-    kept = set(plan.head_slots) | set(plan.arg_slots) | set(plan.aux_slots)
+    kept = plan.kept_slots
     found = []
     for step in plan.steps:
         if step.op.name != "Activation" or step.params.act_type not in INPLACE_ACT_TYPES:
@@ -153,7 +154,7 @@ def _column_major_products(plan):
     for step in plan.steps:
         for position, slot in enumerate((*step.inputs, *step.aux)):
             readers.setdefault(slot, []).append((step, position))
-    kept = set(plan.head_slots) | set(plan.arg_slots) | set(plan.aux_slots)
+    kept = plan.kept_slots
     found = []
     for step in plan.steps:
         if step.op.name != "FullyConnected" or step.moves or step.xp is not np:

@@ -101,18 +101,14 @@ class Plan:
         self.aux_slots = [slot_of[(id(n), 0)] for n in self.aux_nodes]
         self.head_slots = [slot_of[(id(n), i)] for n, i in symbol._heads]
         self.head_shapes = [shapes.get((id(n), i)) for n, i in symbol._heads]
+        # slots whose values outlive a pass: a user or the next pass reads them
+        self.kept_slots = frozenset((*self.head_slots, *self.arg_slots, *self.aux_slots))
         self.steps = [self._step(node, slot_of, contexts) for node in nodes if node.op is not None]
         self.optimizations = graph_optimize.optimize(self) if optimize else []
         self._plan_releases()
+        # whether some step reads an input computed on another context (group2ctx)
+        self.has_moves = any(step.moves for step in self.steps)
         self._forwards = {}
-        self._has_moves = None
-
-    @property
-    def has_moves(self):
-        """Whether some step reads an input computed on another context (``group2ctx``)."""
-        if self._has_moves is None:
-            self._has_moves = any(step.moves for step in self.steps)
-        return self._has_moves
 
     def forward_function(self, is_train):
         """The forward pass as one generated Python function (made once per mode).
@@ -152,7 +148,7 @@ class Plan:
         for position, step in enumerate(self.steps):
             for slot in (*step.inputs, *step.aux):
                 last_use[slot] = position
-        keep = set(self.head_slots) | set(self.arg_slots) | set(self.aux_slots)
+        keep = self.kept_slots
         releases = [[] for _ in self.steps]
         for slot, position in last_use.items():
             if slot not in keep:
