@@ -72,7 +72,10 @@ def run_worker(steps, warmup):
             "p25": _common.percentile(times, 0.25),
             "p75": _common.percentile(times, 0.75),
         }
-        print("RESULT " + json.dumps(record), flush=True)
+        # one write: under PYTHONUNBUFFERED print() writes the newline apart, and the
+        # launcher may put another rank's output between
+        sys.stdout.write("RESULT " + json.dumps(record) + "\n")
+        sys.stdout.flush()
 
 
 # -- the driver ---------------------------------------------------------------------------

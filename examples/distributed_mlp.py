@@ -19,6 +19,7 @@ The code is MXNet's: only the sharding arguments are rebind's.
 import argparse
 import logging
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -27,6 +28,13 @@ from sklearn.datasets import load_digits
 import rebind as mx
 
 NUM_VALIDATION = 384  # of the 1797 digits; the other 1413 are split between the workers
+
+
+def say(line):
+    """Print ``line`` with one write: MPI's launcher may put another rank's output
+    between the text and its newline if print() writes them apart (unbuffered output)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def digits(rank, num_workers, batch_size):
@@ -86,10 +94,9 @@ def main():
     )
     train_accuracy = dict(module.score(train, "acc"))["accuracy"]
     accuracy = dict(module.score(val, "acc"))["accuracy"]
-    print(
+    say(
         f"rank {rank} of {num_workers}: {train.num_data} training examples, training accuracy "
-        f"{train_accuracy:.4f}, Validation accuracy: {accuracy:.4f}",
-        flush=True,
+        f"{train_accuracy:.4f}, Validation accuracy: {accuracy:.4f}"
     )
     folder = args.checkpoint_dir or os.path.join(tempfile.gettempdir(), "rebind_distributed_mlp")
     os.makedirs(folder, exist_ok=True)
@@ -99,10 +106,7 @@ def main():
         _, saved, _ = mx.model.load_checkpoint(prefix, args.num_epochs)
         weights, _ = module.get_params()
         same = all(np.array_equal(saved[k].asnumpy(), weights[k].asnumpy()) for k in weights)
-        print(
-            f"rank {rank}: the checkpoint rank 0 wrote in {folder} holds my weights: {same}",
-            flush=True,
-        )
+        say(f"rank {rank}: the checkpoint rank 0 wrote in {folder} holds my weights: {same}")
 
 
 if __name__ == "__main__":

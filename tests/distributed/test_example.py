@@ -17,7 +17,8 @@ SCRIPT = REPOSITORY / "examples" / "distributed_mlp.py"
 
 
 def _accuracies(stdout):
-    return re.findall(r"rank (\d) of (\d): .*Validation accuracy: ([0-9.]+)", stdout)
+    # not greedy: a line is still found if another rank's output was put inside it
+    return re.findall(r"rank (\d) of (\d): .*?Validation accuracy: ([0-9.]+)", stdout)
 
 
 @needs_mpi

@@ -42,6 +42,10 @@ def concatenated_batches(x, y, num_workers):
 
 
 def report(rank, text):
-    """One line on stdout, prefixed with the rank, flushed at once."""
-    print(f"rank {rank}: {text}", flush=True)
+    """One line on stdout, prefixed with the rank, in one write, flushed at once.
+
+    One write: with unbuffered output (PYTHONUNBUFFERED) print() writes the text
+    and its newline apart, and the launcher may put another rank's line between.
+    """
+    sys.stdout.write(f"rank {rank}: {text}\n")
     sys.stdout.flush()
