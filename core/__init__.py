@@ -2,6 +2,7 @@
 
 from . import (
     attribute,
+    base,
     callback,
     errors,
     executor,
@@ -29,6 +30,7 @@ from . import ndarray as nd
 from . import optimizer as opt
 from . import symbol as sym
 from .attribute import AttrScope
+from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .errors import (
     FormatError,
@@ -46,10 +48,12 @@ __all__ = [
     "Context",
     "FormatError",
     "LifecycleError",
+    "MXNetError",
     "PluginError",
     "RebindError",
     "ShapeError",
     "attribute",
+    "base",
     "callback",
     "cpu",
     "cpu_pinned",

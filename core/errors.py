@@ -1,11 +1,15 @@
 """The exceptions rebind raises.
 
-One base class, ``RebindError``; each subclass also derives from the built-in
-exception MXNet users already catch, so ``except RuntimeError`` or
+One base class, ``RebindError``, itself an ``mx.base.MXNetError`` (a
+``RuntimeError``, as in MXNet); each subclass also derives from the built-in
+exception that fits, so ``except mx.MXNetError``, ``except RuntimeError`` or
 ``except ValueError`` in old scripts keeps working.
 """
 
+from .base import MXNetError
+
 __all__ = [
+    "MXNetError",
     "RebindError",
     "LifecycleError",
     "ShapeError",
@@ -19,7 +23,7 @@ __all__ = [
 ]
 
 
-class RebindError(Exception):
+class RebindError(MXNetError):
     """Base class of every error rebind raises on purpose."""
 
 
