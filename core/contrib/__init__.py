@@ -1,0 +1,4 @@
+"""``mx.contrib``: MXNet's contributed packages that Module users reach.
+
+Each lives in a sub-package of its own, named as in MXNet.
+"""
