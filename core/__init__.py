@@ -27,6 +27,7 @@ from . import (
 from . import initializer as init
 from . import kvstore as kv
 from . import module as mod
+from . import monitor as mon
 from . import ndarray as nd
 from . import optimizer as opt
 from . import symbol as sym
@@ -74,6 +75,7 @@ __all__ = [
     "mod",
     "model",
     "module",
+    "mon",
     "monitor",
     "name",
     "nd",

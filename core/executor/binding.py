@@ -4,22 +4,14 @@ import math
 
 import numpy as np
 
-from ..context import Context
 from ..errors import ContextMismatchError, ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
-from .executor import GRAD_REQS, Executor, MemoryGroup
+from .executor import GRAD_REQS, Executor
 from .plan import compile_plan
+from .reshaping import MemoryGroup, carve, placement
 
-__all__ = ["bind", "simple_bind", "reshape_executor", "plain_plan"]
-
-
-def _contexts(ctx, group2ctx):
-    ctx = Context(ctx)
-    if not group2ctx:
-        return ctx, lambda node: ctx
-    groups = {k: Context(v) for k, v in group2ctx.items()}
-    return ctx, lambda node: groups.get(node.attrs.get("__ctx_group__"), ctx)
+__all__ = ["bind", "simple_bind"]
 
 
 def _by_name(values, names, what, required=True):
@@ -94,7 +86,7 @@ def bind(
 ):
     """An Executor over the given arrays (lists in argument order, or dicts by name)."""
     _check_unique(symbol)
-    ctx, contexts = _contexts(ctx, group2ctx)
+    ctx, contexts = placement(ctx, group2ctx)
     arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arg_arrays = _by_name(args, arg_names, "bind args")
     grad_arrays = _by_name(args_grad, arg_names, "bind args_grad", required=False)
@@ -143,7 +135,7 @@ def simple_bind(
 ):
     """Infer every shape and dtype from the given ones, allocate, and bind."""
     _check_unique(symbol)
-    ctx, contexts = _contexts(ctx, group2ctx)
+    ctx, contexts = placement(ctx, group2ctx)
     arg_shapes, _, aux_shapes = symbol.infer_shape(**(shapes or {}))
     arg_names = symbol.list_arguments()
     plan = compile_plan(symbol, contexts, dict(zip(arg_names, arg_shapes, strict=True)))
@@ -205,7 +197,7 @@ class _SharedPool:
             and found.dtype == dtype
             and found.context == ctx
         ):
-            return _carve(found, shape)
+            return carve(found, shape)
         array = self._buffer[key] = creation.zeros(shape, ctx=ctx, dtype=dtype)
         return array
 
@@ -219,72 +211,3 @@ def _shared(array, name, shape, dtype, ctx):
             f"{np.dtype(dtype).name} on {ctx}"
         )
     return array
-
-
-def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
-    """See ``Executor.reshape``: arrays whose shape is unchanged are shared."""
-    symbol = executor.symbol
-    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
-    plan = executor._plan
-    args, grads = [], []
-    for index, node in enumerate(plan.arguments):
-        old, new = executor.arg_arrays[index], arg_shapes[index]
-        if old.shape != new and node.name not in shapes and not partial_shaping:
-            raise ShapeError(
-                f"reshape: the shape of argument {node.name!r} would change from "
-                f"{old.shape} to {new}; pass partial_shaping=True if intended"
-            )
-        args.append(_resized(old, new, allow_up_sizing, node.name))
-        grad = executor.grad_arrays[index]
-        grads.append(None if grad is None else _resized(grad, new, allow_up_sizing, node.name))
-    aux = [
-        _resized(a, s, allow_up_sizing, n.name)
-        for a, s, n in zip(executor.aux_arrays, aux_shapes, plan.aux_nodes, strict=True)
-    ]
-    _, contexts = _contexts(executor._ctx, executor._group2ctx)
-    plan = compile_plan(
-        symbol, contexts, {n.name: a.shape for n, a in zip(plan.arguments, args, strict=True)}
-    )
-    reshaped = Executor(
-        symbol,
-        executor._ctx,
-        plan,
-        args,
-        grads,
-        list(executor._grad_reqs),
-        aux,
-        executor._group2ctx,
-    )
-    MemoryGroup.join(reshaped, executor)  # they share arrays: one runs at a time
-    return reshaped
-
-
-def plain_plan(executor):
-    """``executor``'s graph compiled again without graph rewrites (for monitors)."""
-    _, contexts = _contexts(executor._ctx, executor._group2ctx)
-    shapes = {n: a.shape for n, a in zip(executor._arg_names, executor.arg_arrays, strict=True)}
-    plan = compile_plan(executor.symbol, contexts, shapes, optimize=False)
-    plan.mark_gradients([r != "null" for r in executor._grad_reqs])
-    return plan
-
-
-def _resized(array, shape, allow_up_sizing, name):
-    if math.prod(shape) > array.size:
-        if not allow_up_sizing:
-            raise ShapeError(
-                f"reshape: {name!r} would grow from {array.shape} to {shape}; pass "
-                "allow_up_sizing=True to allocate new memory"
-            )
-        return creation.zeros(shape, ctx=array.context, dtype=array.dtype)
-    return _carve(array, shape)
-
-
-def _carve(array, shape):
-    """``array`` itself if it has ``shape``, else an array of ``shape`` over its first elements.
-
-    A smaller array is carved from a bigger one's memory, as MXNet does.
-    """
-    shape = tuple(shape)
-    if array.shape == shape:
-        return array
-    return NDArray(array._data.reshape(-1)[: math.prod(shape)].reshape(shape), array.context)

@@ -1,10 +1,9 @@
 """Executor: a symbol bound to arrays, running its plan forward and backward."""
 
-import weakref
-
 from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
+from .reshaping import plain_plan, reshape_executor
 from .transfer import move_data, to_context
 
 __all__ = ["Executor"]
@@ -233,8 +232,6 @@ class Executor:
     def _use_plain_plan(self, plain):
         """Run the plan without graph rewrites while a monitor watches, so it sees every node."""
         if plain and self._optimized_plan is None and self._plan.optimizations:
-            from .binding import plain_plan
-
             self._optimized_plan, self._plan = self._plan, plain_plan(self)
             self._saved = None
         elif not plain and self._optimized_plan is not None:
@@ -272,8 +269,6 @@ class Executor:
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
         """A new executor for new input shapes, sharing this one's arrays where it can."""
-        from .binding import reshape_executor
-
         return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
 
     def debug_str(self):
@@ -290,34 +285,6 @@ class Executor:
 
     def __repr__(self):
         return f"<Executor {self._symbol!r} @{self._ctx}>"
-
-
-class MemoryGroup:
-    """Executors that borrow each other's memory (``simple_bind(shared_exec=...)``).
-
-    As in MXNet, such executors are meant to run one at a time (the buckets of
-    a BucketingModule): when one runs forward, the one that ran before drops
-    the intermediate results it kept for backward and its output values, so
-    training over many buckets holds the intermediates of one bucket only.
-    """
-
-    def __init__(self):
-        self._active = None
-
-    def activate(self, executor):
-        """``executor`` runs forward now; the previous one releases its state."""
-        previous = self._active() if self._active is not None else None
-        if previous is not None and previous is not executor:
-            previous._release_state()
-        self._active = weakref.ref(executor)
-
-    @staticmethod
-    def join(executor, lender):
-        """Put ``executor`` in ``lender``'s group (creating it)."""
-        if lender._memory_group is None:
-            lender._memory_group = MemoryGroup()
-            lender._memory_group._active = weakref.ref(lender)  # it may hold a forward's state
-        executor._memory_group = lender._memory_group
 
 
 def _loss_heads(plan):

@@ -22,7 +22,9 @@ from .. import metric as metric_mod
 from .. import model
 from .. import ndarray as nd
 from ..io import DataBatch, DataIter
+from .batch_fields import call_all, pad_of
 from .lifecycle import Lifecycle
+from .training import FitSettings, run_fit
 
 __all__ = ["BaseModule", "DEFAULT_INITIALIZER", "resolve_initializer"]
 
@@ -46,21 +48,6 @@ def resolve_initializer(initializer):
     if initializer is DEFAULT_INITIALIZER:
         return init.create("uniform", scale=0.01)
     return initializer
-
-
-def _as_list(callbacks):
-    if callbacks is None:
-        return []
-    return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
-
-
-def _call_all(callbacks, *args):
-    for callback in _as_list(callbacks):
-        callback(*args)
-
-
-def _pad_of(batch):
-    return batch.pad or 0
 
 
 class BaseModule:
@@ -134,12 +121,12 @@ class BaseModule:
             else:
                 self.update_metric(eval_metric, eval_batch.label)
             if batch_end_callback is not None:
-                _call_all(
+                call_all(
                     batch_end_callback, model.BatchEndParam(epoch, nbatch, eval_metric, locals())
                 )
             actual_num_batch += 1
         if score_end_callback:
-            _call_all(
+            call_all(
                 score_end_callback,
                 model.BatchEndParam(epoch, actual_num_batch, eval_metric, locals()),
             )
@@ -155,7 +142,7 @@ class BaseModule:
                 break
             self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
             self.forward(eval_batch, is_train=False)
-            pad = _pad_of(eval_batch)
+            pad = pad_of(eval_batch)
             outputs = [out[0 : out.shape[0] - pad] for out in self.get_outputs()]
             yield outputs, nbatch, eval_batch
 
@@ -255,10 +242,8 @@ class BaseModule:
             - ``arg_params`` may hold names the network does not use; they are
               ignored, as MXNet's ``fit`` ignores them.
         """
-        from .training import FitSettings, run_fit
-
         settings = dict(locals())
-        del settings["self"], settings["FitSettings"], settings["run_fit"]
+        del settings["self"]
         run_fit(self, FitSettings(**settings))
 
     # -- the interface a module implements ----------------------------------------------

@@ -20,7 +20,7 @@ from ..errors import StopTraining
 from ..model import BatchEndParam
 from ..registry import get_plugin_manager
 from . import resume
-from .base import _call_all, _pad_of
+from .batch_fields import call_all, pad_of
 
 __all__ = ["FitSettings", "FitRun", "run_fit"]
 
@@ -140,7 +140,7 @@ def _run_epoch(module, s, epoch, eval_metric, validation_metric, hook):
     # the devices may hold different aux states (BatchNorm): make them one again
     arg_params, aux_params = module.get_params()
     module.set_params(arg_params, aux_params)
-    _call_all(s.epoch_end_callback, epoch, module.symbol, arg_params, aux_params)
+    call_all(s.epoch_end_callback, epoch, module.symbol, arg_params, aux_params)
     validated, trained = None, eval_metric
     if s.eval_data is not None:
         if validation_metric is eval_metric:
@@ -238,7 +238,7 @@ def _batch_end(module, s, epoch, nbatch, batch, eval_metric, hook, loop_locals):
     if s.batch_end_callback is not None:
         # MXNet's callbacks find the module as locals['self']
         param = BatchEndParam(epoch, nbatch, eval_metric, dict(loop_locals, self=module))
-        _call_all(s.batch_end_callback, param)
+        call_all(s.batch_end_callback, param)
     hook.rebind_batch_end(
         module=module,
         epoch=epoch,
@@ -251,4 +251,4 @@ def _batch_end(module, s, epoch, nbatch, batch, eval_metric, hook, loop_locals):
 def _samples(batch):
     """Examples in a batch (or list of per-device batches), padding excluded."""
     batches = batch if isinstance(batch, list) else [batch]
-    return sum(b.data[0].shape[0] - _pad_of(b) for b in batches)
+    return sum(b.data[0].shape[0] - pad_of(b) for b in batches)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import ndarray as nd
 from ..context import current_context
-from ..io_base import DataBatch, DataDesc, DataIter
+from ..io import DataBatch, DataDesc, DataIter
 
 __all__ = ["encode_sentences", "BucketSentenceIter"]
 

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind import registry, updater_states
+from rebind import registry
 from rebind.errors import DTypeMismatchError, FormatError, ShapeError, UnknownNameError
 from rebind.kvstore import KVStore, KVStoreError
+from rebind.optimizer import states as updater_states
 
 SHAPE = (2, 3)
 STORES = ["local", "device"]

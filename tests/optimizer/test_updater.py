@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind import updater_states
 from rebind.errors import FormatError
+from rebind.optimizer import states as updater_states
 
 DATA = Path(__file__).parent / "data"
 

@@ -14,10 +14,10 @@ import warnings
 
 import numpy as np
 
-from .context import cpu
-from .errors import FormatError
-from .io_base import DataBatch, DataDesc, DataIter
-from .ndarray import array
+from ..context import cpu
+from ..errors import FormatError
+from ..ndarray import array
+from .base import DataBatch, DataDesc, DataIter
 
 __all__ = ["CSVIter", "MNISTIter"]
 

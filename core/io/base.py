@@ -3,8 +3,8 @@
 A ``DataIter`` hands out ``DataBatch`` objects one at a time and describes what
 they hold through ``provide_data`` / ``provide_label``, lists of ``DataDesc``.
 Modules bind their inputs from those descriptions, so they must match the
-batches. The concrete iterators live beside this file: ``io_ndarray``
-(in-memory arrays), ``io_files`` (CSV and MNIST files) and ``io_prefetch``
+batches. The concrete iterators live beside this file: ``ndarray_iter``
+(in-memory arrays), ``files`` (CSV and MNIST files) and ``prefetch``
 (a background thread in front of other iterators).
 """
 

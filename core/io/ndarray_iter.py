@@ -13,9 +13,9 @@ What happens at the end of the data is ``last_batch_handle``'s business:
 
 import numpy as np
 
-from .errors import ShapeError
-from .io_base import DataBatch, DataDesc, DataIter
-from .ndarray import NDArray, array, concatenate
+from ..errors import ShapeError
+from ..ndarray import NDArray, array, concatenate
+from .base import DataBatch, DataDesc, DataIter
 
 __all__ = ["NDArrayIter"]
 

@@ -9,8 +9,8 @@ arrays and plain data. ``set_states`` also reads MXNet's pickled ``.states``
 files, through an unpickler that admits nothing but arrays and containers.
 """
 
-from . import updater_states
-from .ndarray import NDArray
+from ..ndarray import NDArray
+from . import states as updater_states
 
 __all__ = ["Updater", "get_updater"]
 

@@ -18,9 +18,9 @@ import math
 
 import numpy
 
-from . import ndarray
-from .errors import StopTraining
-from .fileutil import write_atomic
+from .. import ndarray
+from ..errors import StopTraining
+from ..fileutil import write_atomic
 
 __all__ = ["EarlyStopping", "BestCheckpoint", "StopOnNaN"]
 

@@ -19,11 +19,10 @@ import warnings
 
 import numpy as np
 
-from . import registry
-from .ndarray import NDArray, zeros
-from .updater import Updater, get_updater
+from .. import registry
+from ..ndarray import NDArray, zeros
 
-__all__ = ["Optimizer", "Updater", "create", "get_updater", "register"]
+__all__ = ["Optimizer", "create", "register"]
 
 FAMILY = "optimizers"
 
@@ -322,12 +321,3 @@ def create(name, **kwargs):
     if not isinstance(name, str):
         raise TypeError(f"create: optimizer name must be a string, got {name!r}")
     return registry.lookup(FAMILY, name)(**kwargs)
-
-
-def __getattr__(name):
-    """``mx.optimizer.SGD`` and friends: registered optimizer classes by (any-case) name."""
-    if not name.startswith("_"):
-        optimizers = registry.get_registry(FAMILY)
-        if name in optimizers:
-            return optimizers.get(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,10 +28,12 @@ import struct
 
 import numpy as np
 
-from . import lr_scheduler, mxnet_pickle, registry
-from .context import cpu
-from .errors import FormatError
-from .ndarray import NDArray, fileformat
+from .. import lr_scheduler, registry
+from ..context import cpu
+from ..errors import FormatError
+from ..ndarray import NDArray, fileformat
+from . import mxnet_pickle
+from .optimizer import Optimizer
 
 __all__ = ["MAGIC", "VERSION", "dumps", "loads"]
 
@@ -222,8 +224,6 @@ def _decode_scheduler(body, arrays, where):
 
 
 def _decode_optimizer(body, arrays):
-    from .optimizer import Optimizer
-
     name = body.get("name") if isinstance(body, dict) else None
     if not isinstance(name, str):
         raise FormatError("updater states: the saved optimizer has no name")

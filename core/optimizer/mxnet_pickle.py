@@ -25,9 +25,9 @@ import struct
 
 import numpy as np
 
-from .context import cpu
-from .errors import FormatError
-from .ndarray import NDArray, fileformat
+from ..context import cpu
+from ..errors import FormatError
+from ..ndarray import NDArray, fileformat
 
 __all__ = ["loads"]
 

@@ -13,8 +13,8 @@ import queue
 import threading
 import weakref
 
-from .context import Context, current_context
-from .io_base import DataBatch, DataDesc, HeldBatchIter
+from ..context import Context, current_context
+from .base import DataBatch, DataDesc, HeldBatchIter
 
 __all__ = ["PrefetchingIter"]
 

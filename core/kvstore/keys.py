@@ -8,7 +8,7 @@ ints or strs, never both in one call.
 
 import numbers
 
-from .ndarray import NDArray
+from ..ndarray import NDArray
 
 __all__ = ["key_value_pairs", "key_kind"]
 

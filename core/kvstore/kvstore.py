@@ -28,12 +28,11 @@ Where rebind differs from MXNet:
 
 import os
 
-from . import registry
-from .errors import DTypeMismatchError, PluginError, RebindError, ShapeError
-from .fileutil import write_atomic
-from .kvstore_keys import key_kind, key_value_pairs
-from .optimizer import Optimizer
-from .updater import get_updater
+from .. import registry
+from ..errors import DTypeMismatchError, PluginError, RebindError, ShapeError
+from ..fileutil import write_atomic
+from ..optimizer import Optimizer, get_updater
+from .keys import key_kind, key_value_pairs
 
 __all__ = ["KVStore", "KVStoreBase", "KVStoreError", "create", "register"]
 

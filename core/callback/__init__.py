@@ -13,7 +13,7 @@ They log through the root logger at INFO, as MXNet's do, so a script's
 ``logging.basicConfig(level=logging.INFO)`` shows them.
 
 rebind adds callbacks MXNet lacks (``EarlyStopping``, ``BestCheckpoint``,
-``StopOnNaN``); they live in ``rebind.callback_extras`` and are re-exported
+``StopOnNaN``); they live in ``rebind.callback.extras`` and are re-exported
 here. They end training by raising ``rebind.errors.StopTraining``.
 """
 
@@ -21,7 +21,7 @@ import logging
 import math
 import time
 
-from .callback_extras import BestCheckpoint, EarlyStopping, StopOnNaN
+from .extras import BestCheckpoint, EarlyStopping, StopOnNaN
 
 __all__ = [
     "BestCheckpoint",
@@ -67,7 +67,7 @@ def do_checkpoint(prefix, period=1):
 
     def _callback(iter_no, sym, arg, aux):
         if (iter_no + 1) % period == 0:
-            from . import model  # model imports the module layer, which imports us
+            from .. import model  # model imports the module layer, which imports us
 
             model.save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
 
