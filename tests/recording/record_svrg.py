@@ -48,15 +48,19 @@ def record(n, batch, contexts, params, seed):
     y = x.dot([1.0, 2.0]).astype("float32")
     it = mx.io.NDArrayIter(x, y, batch_size=batch, shuffle=False, label_name="lin_reg_label")
     ctx = [mx.cpu(i) for i in range(contexts)]
-    mod = SVRGModule(network(), data_names=["data"], label_names=["lin_reg_label"],
-                     context=ctx, update_freq=2)
+    mod = SVRGModule(
+        network(), data_names=["data"], label_names=["lin_reg_label"], context=ctx, update_freq=2
+    )
     mod.bind(it.provide_data, it.provide_label)
     mod.init_params(mx.init.One())
     mod.init_optimizer(optimizer="sgd", optimizer_params=params)
     arg, aux = mod.get_params()
     mod.set_params(arg, aux)
     case = {
-        "x": x.tolist(), "y": y.tolist(), "batch_size": batch, "contexts": contexts,
+        "x": x.tolist(),
+        "y": y.tolist(),
+        "batch_size": batch,
+        "contexts": contexts,
         "optimizer_params": params,
         "idx2name": {str(k): v for k, v in mod._optimizer.idx2name.items()},
         "rescale_grad": mod._optimizer.rescale_grad,

@@ -199,7 +199,7 @@ class SVRGModule(Module):
                 self._kvstore.init(name + FULL_SUFFIX, nd.zeros(value.shape, dtype=value.dtype))
 
     def _make_optimizer(self, optimizer, optimizer_params, rescale_grad, idx2name):
-        """``_SVRGOptimizer`` wrapping ``optimizer``, numbering the ``_full`` keys after the rest."""
+        """``_SVRGOptimizer`` around ``optimizer``; the ``_full`` keys numbered after the rest."""
         idx2name = dict(idx2name)
         for name in self._exec_group.param_names:
             idx2name[max(idx2name, default=-1) + 1] = name + FULL_SUFFIX

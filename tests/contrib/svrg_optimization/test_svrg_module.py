@@ -9,7 +9,6 @@ import pytest
 import rebind as mx
 from rebind.contrib.svrg_optimization import SVRGModule
 from rebind.contrib.svrg_optimization.svrg_optimizer import _SVRGOptimizer
-from rebind.errors import LifecycleError
 
 from .linreg import (
     LABEL,
