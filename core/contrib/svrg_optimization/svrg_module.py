@@ -218,6 +218,20 @@ class SVRGModule(Module):
             )
         return create(_SVRGOptimizer.__name__, default_optimizer=optimizer, **params)
 
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Save the optimizer states, as Module does; ``dump_optimizer`` is not supported.
+
+        rebind's state format saves one registered optimizer by its attributes
+        and cannot hold the optimizer that ``_SVRGOptimizer`` wraps.
+        """
+        if dump_optimizer:
+            raise NotImplementedError(
+                "SVRGModule.save_optimizer_states: dump_optimizer=True is not supported, as "
+                "rebind's state format cannot hold the optimizer _SVRGOptimizer wraps; save "
+                "with dump_optimizer=False and pass the optimizer to init_optimizer again"
+            )
+        super().save_optimizer_states(fname)
+
     # -- computation -------------------------------------------------------------------------
     def forward(self, data_batch, is_train=None):
         """Forward on this module and, when training, on the snapshot too."""

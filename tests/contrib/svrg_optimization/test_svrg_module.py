@@ -44,6 +44,7 @@ def test_svrg_module_is_a_module_with_a_separate_snapshot_module():
     assert type(mod._mod_aux) is mx.mod.Module
     assert mod.update_freq == 3
     assert mod._ctx_len == 1
+    assert mod._mod_aux._context == mod._context
 
 
 def test_bind_for_training_binds_both_modules_to_the_same_shapes():
@@ -117,9 +118,9 @@ def test_second_init_optimizer_without_force_warns_and_keeps_everything():
 
 # -- full gradients ---------------------------------------------------------------------------
 @pytest.mark.parametrize("n, batch_size", [(12, 4), (10, 4), (7, 3)])
-def test_update_full_grads_is_numpy_full_gradient_at_the_snapshot(n, batch_size):
+def test_update_full_grads_is_numpy_full_gradient_at_the_snapshot(n, batch_size, ctx):
     x, y = dataset(n, seed=n)
-    mod, it = svrg_module(x, y, batch_size)
+    mod, it = svrg_module(x, y, batch_size, context=ctx)
     w, b = weights(mod)
     mod.update_full_grads(it)
     expected_w, expected_b = full_grads(w, b, x, y, batch_size)
@@ -166,10 +167,10 @@ def test_full_gradients_match_mxnet(case):
 
 
 # -- the SVRG step ----------------------------------------------------------------------------
-def test_update_steps_along_the_variance_reduced_gradient():
+def test_update_steps_along_the_variance_reduced_gradient(ctx):
     x, y = dataset(12, seed=2)
     lr, batch_size = 0.01, 4
-    mod, it = svrg_module(x, y, batch_size, learning_rate=lr)
+    mod, it = svrg_module(x, y, batch_size, context=ctx, learning_rate=lr)
     mod.update_full_grads(it)
     w_snap, b_snap = weights(mod)
     mu_w, mu_b = full_grads(w_snap, b_snap, x, y, batch_size)

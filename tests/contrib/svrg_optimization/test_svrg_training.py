@@ -178,6 +178,12 @@ def test_checkpoint_round_trip(tmp_path):
     )
 
 
+def test_dumping_the_wrapped_optimizer_is_not_implemented(tmp_path):
+    mod, _ = svrg_module(*dataset(8), batch_size=4, learning_rate=0.1, momentum=0.9)
+    with pytest.raises(NotImplementedError, match="dump_optimizer"):
+        mod.save_optimizer_states(str(tmp_path / "s.states"), dump_optimizer=True)
+
+
 # -- calls out of order --------------------------------------------------------------------------
 def test_training_forward_before_a_snapshot_names_update_full_grads():
     x, y = dataset(8)
