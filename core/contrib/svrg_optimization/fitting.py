@@ -3,13 +3,14 @@
 The order of events is MXNet 1.9.1's ``SVRGModule.fit`` exactly (so a shuffling
 iterator is reset, and so reshuffled, as often as there): bind, initialize,
 install the optimizer; per epoch: reset the metric, refresh the full gradient
-when ``epoch % update_freq == 0``, reset the data, then forward, backward,
+when ``epoch % update_freq == 0`` (rebind: also when none exists yet, as
+after a ``begin_epoch`` between refreshes), reset the data, then forward, backward,
 update, metric and callbacks per batch, the next batch fetched before the
 callbacks run; at the end of the epoch the parameters are synchronised, the
 epoch-end callbacks run and ``eval_data`` is scored. Plugins see
 ``rebind_fit_begin``, ``rebind_batch_end``, ``rebind_epoch_end`` and
 ``rebind_fit_end``, and a callback may raise ``StopTraining``, as in
-``Module.fit``.
+``Module.fit``. ``SVRGFitMixin`` puts this ``fit`` on ``SVRGModule``.
 """
 
 import time
@@ -19,7 +20,50 @@ from ...errors import StopTraining
 from ...model import BatchEndParam
 from ...registry import get_plugin_manager
 
-__all__ = ["run_svrg_fit"]
+__all__ = ["SVRGFitMixin", "run_svrg_fit"]
+
+
+class SVRGFitMixin:
+    """``fit`` for SVRGModule (MXNet's SVRG loop; see ``run_svrg_fit``)."""
+
+    def fit(
+        self,
+        train_data,
+        eval_data=None,
+        eval_metric="acc",
+        epoch_end_callback=None,
+        batch_end_callback=None,
+        kvstore="local",
+        optimizer="sgd",
+        optimizer_params=(("learning_rate", 0.01),),
+        eval_end_callback=None,
+        eval_batch_end_callback=None,
+        initializer=None,
+        arg_params=None,
+        aux_params=None,
+        allow_missing=False,
+        force_rebind=False,
+        force_init=False,
+        begin_epoch=0,
+        num_epoch=None,
+        validation_metric=None,
+        monitor=None,
+        sparse_row_id_fn=None,
+        resume_from=None,
+    ):
+        """Train as ``Module.fit`` does, refreshing the full gradient every ``update_freq`` epochs.
+
+        MXNet's SVRG loop: at the start of each epoch whose index is a
+        multiple of ``update_freq``, ``update_full_grads(train_data)``; then
+        the batches, each ``forward_backward`` and ``update``. ``initializer``
+        None means MXNet's ``Uniform(0.01)``. Callbacks, ``eval_data`` and the
+        training-event hooks behave as in ``Module.fit``. ``resume_from`` is not
+        supported (NotImplementedError): a resume point holds neither the
+        snapshot nor its full gradient.
+        """
+        settings = dict(locals())
+        del settings["self"]
+        run_svrg_fit(self, settings)
 
 
 def _as_list(callbacks):
@@ -123,7 +167,12 @@ def _run_epoch(module, s, epoch, eval_metric, validation_metric, hook):
 def _train_batches(module, s, epoch, eval_metric, hook):
     """One pass over the (already reset) training data; the metric's ``(name, value)``s."""
     data_iter = iter(s["train_data"])
-    next_batch = next(data_iter)
+    try:
+        next_batch = next(data_iter)
+    except StopIteration:
+        raise ValueError(
+            f"SVRGModule.fit: the training data yields no batch in epoch {epoch}; check its size"
+        ) from None
     nbatch, end_of_batch, name_values = 0, False, []
     monitor = s["monitor"]
     while not end_of_batch:

@@ -43,13 +43,13 @@ from ...errors import LifecycleError
 from ...model import load_checkpoint
 from ...module import Module
 from ...optimizer import Optimizer, create
-from .fitting import run_svrg_fit
+from .fitting import SVRGFitMixin
 from .svrg_optimizer import FULL_SUFFIX, _SVRGOptimizer
 
 __all__ = ["SVRGModule"]
 
 
-class SVRGModule(Module):
+class SVRGModule(SVRGFitMixin, Module):
     """A Module whose updates use SVRG; Module's arguments plus ``update_freq``.
 
     Args:
@@ -368,46 +368,6 @@ class SVRGModule(Module):
                 self._svrg_grads_update_rule(
                     grad, snapshot_grads[index][ctx], self._param_dict[ctx][name]
                 )
-
-    # -- training ------------------------------------------------------------------------------
-    def fit(
-        self,
-        train_data,
-        eval_data=None,
-        eval_metric="acc",
-        epoch_end_callback=None,
-        batch_end_callback=None,
-        kvstore="local",
-        optimizer="sgd",
-        optimizer_params=(("learning_rate", 0.01),),
-        eval_end_callback=None,
-        eval_batch_end_callback=None,
-        initializer=None,
-        arg_params=None,
-        aux_params=None,
-        allow_missing=False,
-        force_rebind=False,
-        force_init=False,
-        begin_epoch=0,
-        num_epoch=None,
-        validation_metric=None,
-        monitor=None,
-        sparse_row_id_fn=None,
-        resume_from=None,
-    ):
-        """Train as ``Module.fit`` does, refreshing the full gradient every ``update_freq`` epochs.
-
-        MXNet's SVRG loop: at the start of each epoch whose index is a
-        multiple of ``update_freq``, ``update_full_grads(train_data)``; then
-        the batches, each ``forward_backward`` and ``update``. ``initializer``
-        None means MXNet's ``Uniform(0.01)``. Callbacks, ``eval_data`` and the
-        training-event hooks behave as in ``Module.fit``. ``resume_from`` is not
-        supported (NotImplementedError): a resume point holds neither the
-        snapshot nor its full gradient.
-        """
-        settings = dict(locals())
-        del settings["self"]
-        run_svrg_fit(self, settings)
 
 
 def _checked_update_freq(update_freq):
