@@ -237,7 +237,7 @@ class SVRGModule(SVRGFitMixin, Module):
         """Forward on this module and, when training, on the snapshot too."""
         self._lifecycle.require("forward", "forward")
         training = self.for_training if is_train is None else is_train
-        with_snapshot = bool(training) and self._mod_aux.binded
+        with_snapshot = bool(training) and self._trains_snapshot()
         if with_snapshot:
             self._require_snapshot("forward")
         super().forward(data_batch, is_train)
@@ -247,18 +247,23 @@ class SVRGModule(SVRGFitMixin, Module):
     def backward(self, out_grads=None):
         """Backward on this module and on the snapshot."""
         self._lifecycle.require("backward", "backward")
-        if self._mod_aux.binded:
+        with_snapshot = self._trains_snapshot()
+        if with_snapshot:
             self._require_snapshot("backward")
         super().backward(out_grads)
-        if self._mod_aux.binded:
+        if with_snapshot:
             self._mod_aux.backward(out_grads)
 
     def update(self):
         """Replace the gradients by ``g(w) - g(w~) + mu``, then apply the optimizer."""
         self._lifecycle.require("update", "update")
-        if self._mod_aux.binded:
+        if self._trains_snapshot():
             self._update_svrg_gradients()
         super().update()
+
+    def _trains_snapshot(self):
+        """Whether this binding trains, with the snapshot module bound beside it."""
+        return self.for_training and self._mod_aux.binded
 
     def _require_snapshot(self, method):
         if not self._mod_aux.params_initialized:
@@ -288,7 +293,7 @@ class SVRGModule(SVRGFitMixin, Module):
                 "SVRGModule.update_full_grads() needs the optimizer installed (it holds the "
                 "full gradients); call bind(), init_params() and init_optimizer() first"
             )
-        if not self._mod_aux.binded:
+        if not self._trains_snapshot():
             raise LifecycleError(
                 "SVRGModule.update_full_grads(): the module is bound for inference; "
                 "call bind(..., for_training=True, force_rebind=True) first"

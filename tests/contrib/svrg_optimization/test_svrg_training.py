@@ -218,6 +218,20 @@ def test_update_full_grads_of_a_module_bound_for_inference_is_a_lifecycle_error(
         mod.update_full_grads(it)
 
 
+def test_a_module_rebound_for_inference_refuses_update_and_full_gradients():
+    x, y = dataset(8)
+    mod, it = svrg_module(x, y, 4)
+    mod.update_full_grads(it)
+    mod.bind(it.provide_data, it.provide_label, for_training=False, force_rebind=True)
+    it.reset()
+    mod.forward(next(iter(it)))  # an inference pass: the snapshot does not run
+    assert mod.get_outputs()[0].shape == (4, 1)
+    with pytest.raises(LifecycleError, match="for_training=True"):
+        mod.update()
+    with pytest.raises(LifecycleError, match="for_training=True"):
+        mod.update_full_grads(it)
+
+
 def test_update_before_init_optimizer_and_init_optimizer_before_init_params_are_refused():
     mod = SVRGModule(network(), data_names=["data"], label_names=[LABEL], update_freq=1)
     mod.bind([("data", (4, 2))], [(LABEL, (4,))])
