@@ -134,7 +134,7 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):  # noq
 def _check(condition, message):
     # MXNet asserts these; raised explicitly so that python -O keeps the check
     if not condition:
-        raise AssertionError(f"profiler.dumps: invalid value provided for {message}")
+        raise AssertionError(f"profiler.dumps: Invalid value provided for {message}")
 
 
 def pause(profile_process="worker"):
