@@ -6,7 +6,7 @@ goes back to its default, it does not keep an earlier call's value.
 
 from ..errors import RebindError
 
-__all__ = ["DEFAULTS", "PROCESSES", "parse_config"]
+__all__ = ["DEFAULTS", "PROCESSES", "initial_config", "parse_config"]
 
 # key -> (kind, default), in MXNet's order (ProfileConfigParam)
 _PARAMS = {
@@ -24,7 +24,29 @@ _PARAMS = {
 
 DEFAULTS = {key: default for key, (_, default) in _PARAMS.items()}
 PROCESSES = ("worker", "server")
+# MXNET_PROFILER_MODE's bits (MXNet's ProfilerMode)
+_MODE_BITS = {"profile_symbolic": 1, "profile_imperative": 2, "profile_api": 4, "profile_memory": 8}
 _TRUE, _FALSE = ("true", "1"), ("false", "0")
+
+
+def initial_config(environ):
+    """The configuration before any ``set_config``: MXNet's profiler object starts this way.
+
+    Symbolic, API and memory profiling, no imperative profiling, no continuous
+    dump; ``MXNET_PROFILER_MODE`` (an integer of the bits above) replaces the mode.
+    """
+    config = dict(DEFAULTS, profile_imperative=False, continuous_dump=False)
+    text = environ.get("MXNET_PROFILER_MODE")
+    if text is not None:
+        try:
+            mode = int(text)
+        except ValueError:
+            raise RebindError(
+                f"MXNET_PROFILER_MODE must be an integer of profiling bits {_MODE_BITS}, "
+                f"got {text!r}"
+            ) from None
+        config.update({key: bool(mode & bit) for key, bit in _MODE_BITS.items()})
+    return config
 
 
 def parse_config(kwargs):

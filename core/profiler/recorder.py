@@ -15,7 +15,7 @@ import time
 
 from ..errors import RebindError
 from ..fileutil import write_atomic
-from .config import DEFAULTS, parse_config
+from .config import initial_config, parse_config
 from .output import AggregateStats, trace_document
 
 __all__ = ["PROFILER", "Profiler", "current_scope"]
@@ -29,7 +29,7 @@ class Profiler:
     """Configuration, state ('run'/'stop', paused), events and aggregate statistics."""
 
     def __init__(self):
-        self.config = dict(DEFAULTS)
+        self.config = initial_config(os.environ)
         self.running = self.paused = False
         self.output_enabled = False  # set by the first 'run'; a finished dump clears it
         self.active = self.symbolic = self.imperative = False
@@ -248,5 +248,12 @@ def _remove(path):
         pass
 
 
+def _autostart(profiler, environ):
+    """MXNET_PROFILER_AUTOSTART=1 runs the profiler from the start; the exit writes the file."""
+    if environ.get("MXNET_PROFILER_AUTOSTART", "0").strip() not in ("", "0"):
+        profiler.set_state(True)
+
+
 PROFILER = Profiler()
+_autostart(PROFILER, os.environ)
 atexit.register(PROFILER.dump_at_exit)

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -203,3 +205,33 @@ def test_imperative_calls_recorded_only_with_profile_imperative(trace_path, ctx)
     assert [e["name"] for e in events] == ["sqrt", "sum", "sqrt"]
     assert all(e["dur"] > 0 and "args" not in e for e in events)
     np.testing.assert_allclose(y.asnumpy(), np.sqrt(np.arange(4.0)), rtol=1e-6)
+
+
+# -- before set_config, and MXNET_PROFILER_AUTOSTART -----------------------------------------
+def test_before_set_config_imperative_calls_are_not_profiled(tmp_path, monkeypatch, ctx):
+    monkeypatch.chdir(tmp_path)  # the initial file name is profile.json, here
+    profiler.set_state("run")
+    mx.nd.sqrt(mx.nd.ones((2, 2), ctx=ctx))
+    profiler.Event("e").start()
+    profiler.dump()
+    document = load_trace(tmp_path / "profile.json")
+    assert operator_events(document) == []
+    assert PROFILER.config["profile_symbolic"] and PROFILER._dumper is None
+
+
+@pytest.mark.parametrize("mode, expected", [(None, ["t"]), ("3", ["sqrt", "t"])])
+def test_autostart_profiles_the_whole_run_and_writes_at_exit(tmp_path, mode, expected):
+    script = (
+        "import rebind as mx\n"
+        "mx.nd.sqrt(mx.nd.ones((2, 2)))\n"
+        "task = mx.profiler.Task(mx.profiler.Domain('D'), 't')\n"
+        "task.start()\n"
+        "task.stop()\n"
+    )
+    env = dict(os.environ, MXNET_PROFILER_AUTOSTART="1")
+    env.pop("MXNET_PROFILER_MODE", None)
+    if mode is not None:
+        env["MXNET_PROFILER_MODE"] = mode
+    subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, check=True)
+    events = load_trace(tmp_path / "profile.json")["traceEvents"]
+    assert [e["name"] for e in events if e["ph"] == "X"] == expected
