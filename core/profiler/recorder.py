@@ -92,6 +92,10 @@ class Profiler:
         name, node, context = prefix + step.op.name, step.name, step.context
         return lambda *args: self.time_op(name, node, context, function, *args)
 
+    def time_op_function(self, name, context, function):
+        """``function``, timed as the imperative operator ``name`` on ``context``."""
+        return lambda *args: self.time_op(name, None, context, function, *args)
+
     def time_op(self, name, node, context, function, *args):
         """Run ``function(*args)`` as operator ``name`` on ``context``, recording its time.
 

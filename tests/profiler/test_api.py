@@ -14,7 +14,7 @@ from rebind import profiler
 from rebind.base import MXNetError
 from rebind.profiler import PROFILER
 
-from .conftest import load_trace, operator_events
+from .conftest import MXNET_FACTS, load_trace, operator_events
 
 
 def _start(trace_path, **config):
@@ -235,3 +235,18 @@ def test_autostart_profiles_the_whole_run_and_writes_at_exit(tmp_path, mode, exp
     subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, check=True)
     events = load_trace(tmp_path / "profile.json")["traceEvents"]
     assert [e["name"] for e in events if e["ph"] == "X"] == expected
+
+
+@pytest.mark.parametrize("expression", sorted(MXNET_FACTS["arithmetic"]))
+def test_arithmetic_is_recorded_under_mxnets_operator_names(expression, trace_path, ctx):
+    def evaluate():
+        names = {"x": mx.nd.full((2, 2), 2.0, ctx=ctx), "y": mx.nd.ones((2, 2), ctx=ctx)}
+        exec(expression, names)  # noqa: S102 (expressions recorded from MXNet, fixed)
+        return names["x"].asnumpy()
+
+    plain = evaluate()
+    _start(trace_path)
+    profiled = evaluate()
+    names = [e["name"] for e in operator_events(_finish(trace_path))]
+    assert names == MXNET_FACTS["arithmetic"][expression]
+    np.testing.assert_array_equal(profiled, plain)

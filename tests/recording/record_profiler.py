@@ -35,6 +35,33 @@ def mlp_executor():
     return executor
 
 
+# NDArray arithmetic: the expression, evaluated with x (2x2 twos) and y (2x2 ones)
+ARITHMETIC = [
+    *(f"x{op}y" for op in ("+", "-", "*", "/", "%", "**", "==", "!=", ">", ">=", "<", "<=")),
+    *(f"x{op}2" for op in ("+", "-", "*", "/", "%", "**", "==", "!=", ">", ">=", "<", "<=")),
+    *(f"2{op}x" for op in ("+", "-", "*", "/", "%", "**")),
+    *(f"x{op}=y" for op in ("+", "-", "*", "/", "%")),
+    *(f"x{op}=2" for op in ("+", "-", "*", "/", "%")),
+]
+
+
+def arithmetic_operators():
+    """Per expression, the operator MXNet's profiler records (MXNet's DeleteVariable left out)."""
+    names = {}
+    for expression in ARITHMETIC:
+        x = mx.nd.ones((2, 2)) * 2
+        y = mx.nd.ones((2, 2))
+        mx.nd.waitall()
+        profiler.dumps(reset=True)
+        profiler.set_state("run")
+        exec(expression, {"x": x, "y": y})  # noqa: S102 (the fixed expressions above)
+        mx.nd.waitall()
+        profiler.set_state("stop")
+        stats = json.loads(profiler.dumps(format="json", reset=True))["Time"]["operator"]
+        names[expression] = [name for name in stats if name != "DeleteVariable"]
+    return names
+
+
 def main():
     for name in ("MXNET_EXEC_BULK_EXEC_TRAIN", "MXNET_EXEC_BULK_EXEC_INFERENCE"):
         if os.environ.get(name) != "0":
@@ -58,7 +85,12 @@ def main():
     events = json.load(open(trace))["traceEvents"]
     # MXNet writes each operator twice (a B/E pair and an async b/e pair): take B
     order = [e["name"] for e in events if e.get("cat") == "operator" and e["ph"] == "B"]
+    profiler.set_config(
+        profile_imperative=True, aggregate_stats=True, continuous_dump=False, filename=trace
+    )
+    arithmetic = arithmetic_operators()
     facts = {
+        "arithmetic": arithmetic,
         "passes": PASSES,
         "operator_counts": {k: v["Count"] for k, v in stats["Time"]["operator"].items()},
         "operator_order": order,
