@@ -121,14 +121,7 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):  # noq
     _check(sort_by in SORT_KEYS, f"sort_by: {sort_by}. Support: {', '.join(map(repr, SORT_KEYS))}")
     _check(ascending in (False, True), f"ascending: {ascending}. Support: False, True")
     _check(reset in (False, True), f"reset: {reset}. Support: False, True")
-    stats = PROFILER.aggregate
-    if stats is None:
-        return ""
-    render = stats.table if format == "table" else stats.json
-    text = render(sort_by, ascending)
-    if reset:
-        stats.clear()
-    return text
+    return PROFILER.statistics(format == "json", sort_by, ascending, reset)
 
 
 def _check(condition, message):

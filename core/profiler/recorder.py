@@ -36,7 +36,11 @@ class Profiler:
         self.events = []
         self.aggregate = None  # AggregateStats while aggregate_stats is set
         self._lock = threading.RLock()
-        self._pids, self._tids = {}, {}
+        # the aggregate's own lock, so that recording never waits for a dump being written
+        self._stats_lock = threading.Lock()
+        self._pids, self._threads = {}, {}  # label -> pid; tid -> thread name
+        # a thread's tid lives on the thread: an ended thread's ident may be reused
+        self._local = threading.local()
         # perf_counter gives the durations; this offset puts them on the wall clock
         self._epoch_ns = time.time_ns() - time.perf_counter_ns()
         self._dumper = None  # (thread, stop event) while continuous_dump runs
@@ -137,7 +141,8 @@ class Profiler:
         self.events.append(event)
         aggregate = self.aggregate
         if aggregate is not None:
-            aggregate.add_duration(category, name, (end_ns - start_ns) / 1000)
+            with self._stats_lock:
+                aggregate.add_duration(category, name, (end_ns - start_ns) / 1000)
 
     def counter(self, category, name, value):
         """Record a counter's new value (a trace "C" event)."""
@@ -151,8 +156,10 @@ class Profiler:
             "args": {name: value},
         }
         self.events.append(event)
-        if self.aggregate is not None:
-            self.aggregate.add_counter(category, name, value)
+        aggregate = self.aggregate
+        if aggregate is not None:
+            with self._stats_lock:
+                aggregate.add_counter(category, name, value)
 
     def instant(self, category, name, scope_letter):
         """Record an instant marker (a trace "i" event)."""
@@ -166,8 +173,10 @@ class Profiler:
             "tid": self._tid(),
         }
         self.events.append(event)
-        if self.aggregate is not None:
-            self.aggregate.add_category(category)
+        aggregate = self.aggregate
+        if aggregate is not None:
+            with self._stats_lock:
+                aggregate.add_category(category)
 
     def _micros(self, ns):
         return round((ns + self._epoch_ns) / 1000, 3)
@@ -180,13 +189,23 @@ class Profiler:
         return pid
 
     def _tid(self):
-        ident = threading.get_ident()
-        tid = self._tids.get(ident)
+        tid = getattr(self._local, "tid", None)
         if tid is None:
             with self._lock:
-                name = threading.current_thread().name
-                tid = self._tids.setdefault(ident, (len(self._tids), name))
-        return tid[0]
+                tid = self._local.tid = len(self._threads)
+                self._threads[tid] = threading.current_thread().name
+        return tid
+
+    def statistics(self, as_json, sort_by, ascending, reset):
+        """The aggregate statistics as text ('' without aggregate_stats); ``reset`` clears them."""
+        with self._stats_lock:
+            stats = self.aggregate
+            if stats is None:
+                return ""
+            text = (stats.json if as_json else stats.table)(sort_by, ascending)
+            if reset:
+                stats.clear()
+            return text
 
     # -- output --------------------------------------------------------------------------
     def dump(self, finished=True):
@@ -206,7 +225,7 @@ class Profiler:
 
     def _write(self):
         events = list(self.events)
-        threads = {tid: name for tid, name in self._tids.values()}
+        threads = dict(self._threads)
         text = trace_document(events, self._pids, threads)
         write_atomic(self.config["filename"], text.encode("utf-8"))
         self._written = len(events)

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -250,3 +251,23 @@ def test_arithmetic_is_recorded_under_mxnets_operator_names(expression, trace_pa
     names = [e["name"] for e in operator_events(_finish(trace_path))]
     assert names == MXNET_FACTS["arithmetic"][expression]
     np.testing.assert_array_equal(profiled, plain)
+
+
+def test_threads_get_their_own_tracks(trace_path):
+    _start(trace_path)
+
+    def work():
+        event = profiler.Event(threading.current_thread().name)
+        event.start()
+        event.stop()
+
+    threads = [threading.Thread(target=work, name=f"worker-{i}") for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    events = _finish(trace_path)["traceEvents"]
+    spans = {e["name"]: (e["pid"], e["tid"]) for e in events if e["ph"] == "X"}
+    named = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    assert {named[track] for track in spans.values()} == {"worker-0", "worker-1"}
+    assert len(set(spans.values())) == 2
