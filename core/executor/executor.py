@@ -3,6 +3,7 @@
 from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
+from ..profiler import PROFILER
 from .reshaping import plain_plan, reshape_executor
 from .transfer import move_data, to_context
 
@@ -65,19 +66,21 @@ class Executor:
         if self._memory_group is not None:
             self._memory_group.activate(self)
         plan = self._plan
+        # one flag read: only while the profiler records does forward leave the generated code
+        profiling = PROFILER.symbolic
         function = None
-        if self._monitor is None and not plan.has_moves:
+        if self._monitor is None and not plan.has_moves and not profiling:
             function = plan.forward_function(is_train)
         if function is not None:
             heads, self._saved = function(self.arg_arrays, self.aux_arrays)
         else:
-            heads, self._saved = self._forward_steps(is_train)
+            heads, self._saved = self._forward_steps(is_train, PROFILER if profiling else None)
         for out, value in zip(self.outputs, heads, strict=True):
             out._data = value  # the same NDArray objects, now holding this pass's values
         return self.outputs
 
-    def _forward_steps(self, is_train):
-        """The forward loop with everything: copies between contexts, the monitor."""
+    def _forward_steps(self, is_train, profiler=None):
+        """The forward loop with everything: copies between contexts, monitor, profiler."""
         plan = self._plan
         values = [None] * plan.num_slots
         for slot, array in zip(plan.arg_slots, self.arg_arrays, strict=True):
@@ -91,7 +94,11 @@ class Executor:
                 inputs[k] = move_data(inputs[k], source, step.context)
             aux = [values[s] for s in step.aux]
             op_ctx = step.train_ctx if is_train else step.infer_ctx
-            outputs, state = step.op.forward(op_ctx, step.params, inputs, aux)
+            if profiler is None:
+                outputs, state = step.op.forward(op_ctx, step.params, inputs, aux)
+            else:
+                run = profiler.time_step("", step, step.op.forward)
+                outputs, state = run(op_ctx, step.params, inputs, aux)
             for slot, out in zip(step.outputs, outputs, strict=False):
                 values[slot] = out
             if is_train:
@@ -128,6 +135,7 @@ class Executor:
             )
         grads = self._head_grads(out_grads)
         plan = self._plan
+        profiling = PROFILER.symbolic
         for position in range(len(plan.steps) - 1, -1, -1):
             step = plan.steps[position]
             if not step.runs_backward:
@@ -141,9 +149,13 @@ class Executor:
                     step.xp.zeros(shape, dtype) if g is None else g
                     for g, (shape, dtype) in zip(incoming, out_meta, strict=True)
                 ]
-            in_grads = step.op.backward(
-                step.train_ctx, step.params, state, incoming, step.need_grad
-            )
+            if profiling:
+                run = PROFILER.time_step("_backward_", step, step.op.backward)
+                in_grads = run(step.train_ctx, step.params, state, incoming, step.need_grad)
+            else:
+                in_grads = step.op.backward(
+                    step.train_ctx, step.params, state, incoming, step.need_grad
+                )
             if step.moves:
                 in_grads = list(in_grads)
             for k, source in step.moves:

@@ -13,6 +13,7 @@ from ..errors import ContextMismatchError
 from ..ops import FLUENT_METHODS
 from ..ops.base import OpContext, positional_params, split_positional
 from ..ops.params import to_attr_string
+from ..profiler import PROFILER
 from .ndarray import NDArray
 
 __all__ = ["invoke", "op_function", "install_methods"]
@@ -72,7 +73,13 @@ def invoke(op_name, args, kwargs):
         params, [a.shape for a in inputs], None, [a.shape for a in aux], node=op.name
     )
     op_ctx = OpContext(False, ctx.backend, ctx.device_id, tuple(out_shapes))
-    outputs, _ = op.forward(op_ctx, params, [a._data for a in inputs], [a._data for a in aux])
+    in_data, aux_data = [a._data for a in inputs], [a._data for a in aux]
+    if PROFILER.imperative:
+        outputs, _ = PROFILER.time_op(
+            op.name, None, ctx, op.forward, op_ctx, params, in_data, aux_data
+        )
+    else:
+        outputs, _ = op.forward(op_ctx, params, in_data, aux_data)
     results = [NDArray(o, ctx) for o in outputs]
     return _deliver(results, out)
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..context import Context
 from ..errors import ContextMismatchError, DTypeMismatchError, ShapeError
+from ..profiler import PROFILER
 
 __all__ = ["NDArray"]
 
@@ -226,12 +227,18 @@ class NDArray:
     def _binary(self, other, op_name, reflected=False):
         rhs = self._operand(other, op_name)
         lhs, rhs = (rhs, self._data) if reflected else (self._data, rhs)
-        return NDArray(_APPLY[op_name](lhs, rhs, self._data.dtype), self._ctx)
+        apply = _APPLY[op_name]
+        if PROFILER.imperative:
+            name = _profiled_name(op_name, other, reflected)
+            apply = PROFILER.time_op_function(name, self._ctx, apply)
+        return NDArray(apply(lhs, rhs, self._data.dtype), self._ctx)
 
     def _inplace(self, other, op_name):
-        self._data[...] = _APPLY[op_name](
-            self._data, self._operand(other, op_name), self._data.dtype
-        )
+        rhs = self._operand(other, op_name)
+        apply = _APPLY[op_name]
+        if PROFILER.imperative:
+            apply = PROFILER.time_op_function(_profiled_name(op_name, other), self._ctx, apply)
+        self._data[...] = apply(self._data, rhs, self._data.dtype)
         return self
 
     def __neg__(self):
@@ -271,6 +278,29 @@ _APPLY = {
     "less": _compare(lambda a, b: a < b),
     "less_equal": _compare(lambda a, b: a <= b),
 }
+
+# MXNet's operator names where they differ from the NumPy-style names above
+_MXNET_SHORT = {
+    "subtract": "sub",
+    "multiply": "mul",
+    "divide": "div",
+    "modulo": "mod",
+    "less": "lesser",
+    "less_equal": "lesser_equal",
+}
+_MXNET_SCALAR = {"add": "plus", "subtract": "minus"}
+_MXNET_REFLECTED = {"subtract": "rminus", "divide": "rdiv", "modulo": "rmod", "power": "rpower"}
+
+
+def _profiled_name(op_name, other, reflected=False):
+    """The operator MXNet runs (and its profiler names) for ``x <op> other``."""
+    if isinstance(other, NDArray):
+        return "broadcast_" + _MXNET_SHORT.get(op_name, op_name)
+    short = _MXNET_SCALAR.get(op_name) or _MXNET_SHORT.get(op_name, op_name)
+    if reflected:
+        short = _MXNET_REFLECTED.get(op_name, short)
+    return f"_{short}_scalar"
+
 
 _DUNDERS = {
     "add": ("__add__", "__radd__", "__iadd__"),
