@@ -2,3 +2,7 @@
 
 Each lives in a sub-package of its own, named as in MXNet.
 """
+
+from . import amp
+
+__all__ = ["amp"]

@@ -6,7 +6,7 @@ entries (its heads). Everything here is plain data plus traversal; the
 operator library is consulted only through ``node.op`` (an OpDef).
 """
 
-__all__ = ["Node", "topological_order", "aux_variables"]
+__all__ = ["Node", "topological_order", "aux_variables", "without_amp_casts"]
 
 
 class Node:
@@ -115,3 +115,23 @@ def aux_variables(nodes):
             for child, _ in node.inputs[first_aux:]:
                 aux.add(id(child))
     return aux
+
+
+_AMP_CASTS = ("amp_cast", "amp_multicast")
+
+
+def without_amp_casts(heads):
+    """Copies of the graph's nodes with every amp_cast/amp_multicast bypassed (MXNet's
+    MXSymbolRemoveAmpCast): output ``i`` of such a node is replaced by its input ``i``."""
+    clones = {}
+
+    def resolve(node, index):
+        while node.op is not None and node.op.name in _AMP_CASTS:
+            node, index = node.inputs[index]
+        return clones[id(node)], index
+
+    for node in topological_order(heads):
+        if node.op is None or node.op.name not in _AMP_CASTS:
+            inputs = [resolve(child, i) for child, i in node.inputs]
+            clones[id(node)] = Node(node.op, node.name, node.attrs, inputs)
+    return [resolve(node, index) for node, index in heads]
