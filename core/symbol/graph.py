@@ -121,8 +121,11 @@ _AMP_CASTS = ("amp_cast", "amp_multicast")
 
 
 def without_amp_casts(heads):
-    """Copies of the graph's nodes with every amp_cast/amp_multicast bypassed (MXNet's
-    MXSymbolRemoveAmpCast): output ``i`` of such a node is replaced by its input ``i``."""
+    """Copies of the graph's nodes with amp_cast/amp_multicast inputs bypassed.
+
+    MXNet's RemoveAmpCast: a node reading output ``i`` of such a cast reads
+    the cast's input ``i`` instead; a cast that is itself a head stays.
+    """
     clones = {}
 
     def resolve(node, index):
@@ -131,7 +134,6 @@ def without_amp_casts(heads):
         return clones[id(node)], index
 
     for node in topological_order(heads):
-        if node.op is None or node.op.name not in _AMP_CASTS:
-            inputs = [resolve(child, i) for child, i in node.inputs]
-            clones[id(node)] = Node(node.op, node.name, node.attrs, inputs)
-    return [resolve(node, index) for node, index in heads]
+        inputs = [resolve(child, i) for child, i in node.inputs]
+        clones[id(node)] = Node(node.op, node.name, node.attrs, inputs)
+    return [(clones[id(node)], index) for node, index in heads]
