@@ -1,3 +1,4 @@
+# ruff: noqa: B905 - this runs on MXNet's Python 3.8, whose zip() has no strict=
 """Record MXNet 1.9.1's AMP conversions (run with /work/mxenv/bin/python).
 
 Writes tests/contrib/amp/amp_reference.json: for a few small networks, the
@@ -133,7 +134,6 @@ def init_case():
     amp.init()
     sym, _ = mlp()
     return json.loads(sym.tojson(remove_amp_cast=False))
-
 
 
 def output_suffixes():

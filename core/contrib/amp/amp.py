@@ -114,8 +114,13 @@ def missing_ops():
     return {name: sorted(set(ops) - set(_registered(ops))) for name, ops in tables.items()}
 
 
-def init(target_dtype="float16", target_precision_ops=None, conditional_fp32_ops=None,
-         fp32_ops=None, layout_optimization=False):  # fmt: skip
+def init(
+    target_dtype="float16",
+    target_precision_ops=None,
+    conditional_fp32_ops=None,
+    fp32_ops=None,
+    layout_optimization=False,
+):
     """Make symbols and NDArray calls made from now on cast per the AMP lists (once per process).
 
     ``layout_optimization`` (MXNet 2's NHWC rewrite) is accepted only as False.
@@ -161,9 +166,16 @@ def unscale(optimizer_or_trainer):
     _gluon_only("unscale")
 
 
-def convert_hybrid_block(block, target_dtype="float16", target_dtype_ops=None, fp32_ops=None,
-                         conditional_fp32_ops=None, excluded_sym_names=None, ctx=None,
-                         cast_optional_params=False):  # fmt: skip
+def convert_hybrid_block(
+    block,
+    target_dtype="float16",
+    target_dtype_ops=None,
+    fp32_ops=None,
+    conditional_fp32_ops=None,
+    excluded_sym_names=None,
+    ctx=None,
+    cast_optional_params=False,
+):
     """Converting a Gluon HybridBlock: not available (no Gluon in rebind)."""
     raise NotImplementedError(
         "amp.convert_hybrid_block converts Gluon HybridBlocks and rebind has no Gluon; "
@@ -176,48 +188,81 @@ def _check_list(value, what):
         raise TypeError(f"convert_symbol: {what} must be a list, got {type(value).__name__}")
 
 
-def _plan(target, target_dtype_ops, fp32_ops, conditional_fp32_ops, excluded, data_names,
-          cast_optional_params):  # fmt: skip
-    for value, what in ((target_dtype_ops, "target_dtype_ops"), (fp32_ops, "fp32_ops"),
-                        (conditional_fp32_ops, "conditional_fp32_ops"),
-                        (excluded, "excluded_sym_names")):  # fmt: skip
+def _plan(
+    target,
+    target_dtype_ops,
+    fp32_ops,
+    conditional_fp32_ops,
+    excluded,
+    data_names,
+    cast_optional_params,
+):
+    for value, what in (
+        (target_dtype_ops, "target_dtype_ops"),
+        (fp32_ops, "fp32_ops"),
+        (conditional_fp32_ops, "conditional_fp32_ops"),
+        (excluded, "excluded_sym_names"),
+    ):
         _check_list(value, what)
     low = list_lp16_ops(target) if target_dtype_ops is None else target_dtype_ops
     fp32 = list_fp32_ops(target) if fp32_ops is None else fp32_ops
-    cond = list_conditional_fp32_ops(target) if conditional_fp32_ops is None else conditional_fp32_ops
+    cond = (
+        list_conditional_fp32_ops(target) if conditional_fp32_ops is None else conditional_fp32_ops
+    )
     conditional = {}
     for row in cond:
         if len(row) != 3 or not isinstance(row[2], list):
-            raise TypeError(f"convert_symbol: conditional_fp32_ops entry {row!r} is not "
-                            "(op name, parameter name, list of values)")  # fmt: skip
+            raise TypeError(
+                f"convert_symbol: conditional_fp32_ops entry {row!r} is not "
+                "(op name, parameter name, list of values)"
+            )
         conditional.setdefault(row[0], {})[row[1]] = list(row[2])
-    _check_disjoint({"target_dtype_ops": low, "fp32_ops": fp32,
-                     "conditional_fp32_ops": list(conditional)}, target)  # fmt: skip
-    return Plan(target=target, low_ops=frozenset(low), fp32_ops=frozenset(fp32),
-                widest_ops=frozenset(list_widest_type_cast(target)), conditional=conditional,
-                excluded=frozenset(excluded or ()), data_names=frozenset(data_names),
-                cast_optional_params=bool(cast_optional_params))  # fmt: skip
+    _check_disjoint(
+        {"target_dtype_ops": low, "fp32_ops": fp32, "conditional_fp32_ops": list(conditional)},
+        target,
+    )
+    return Plan(
+        target=target,
+        low_ops=frozenset(low),
+        fp32_ops=frozenset(fp32),
+        widest_ops=frozenset(list_widest_type_cast(target)),
+        conditional=conditional,
+        excluded=frozenset(excluded or ()),
+        data_names=frozenset(data_names),
+        cast_optional_params=bool(cast_optional_params),
+    )
 
 
 def _check_disjoint(groups, target):
     names = list(groups)
     for i, first in enumerate(names):
-        for second in names[i + 1:]:
+        for second in names[i + 1 :]:
             common = set(groups[first]) & set(groups[second])
             if common:
-                raise ValueError(f"convert_symbol: ops {sorted(common)} are in both {first} and "
-                                 f"{second}; an op can be in one list only")  # fmt: skip
+                raise ValueError(
+                    f"convert_symbol: ops {sorted(common)} are in both {first} and "
+                    f"{second}; an op can be in one list only"
+                )
     allowed = set(list_lp16_ops(target) + list_fp32_ops(target) + list_lp16_fp32_ops(target))
     allowed |= {row[0] for row in list_conditional_fp32_ops(target)}
     illegal = set().union(*groups.values()) - allowed
     if illegal:
-        raise ValueError(f"convert_symbol: ops {sorted(illegal)} are in none of amp.list_lp16_ops, "
-                         "list_fp32_ops, list_lp16_fp32_ops, list_conditional_fp32_ops")  # fmt: skip
+        raise ValueError(
+            f"convert_symbol: ops {sorted(illegal)} are in none of amp.list_lp16_ops, "
+            "list_fp32_ops, list_lp16_fp32_ops, list_conditional_fp32_ops"
+        )
 
 
-def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=None,
-                   conditional_fp32_ops=None, excluded_sym_names=None, data_names=None,
-                   cast_optional_params=False):  # fmt: skip
+def convert_symbol(
+    sym,
+    target_dtype="float16",
+    target_dtype_ops=None,
+    fp32_ops=None,
+    conditional_fp32_ops=None,
+    excluded_sym_names=None,
+    data_names=None,
+    cast_optional_params=False,
+):
     """A copy of the float32 network ``sym`` with amp_cast/amp_multicast nodes per the lists."""
     if not isinstance(sym, Symbol):
         raise TypeError(f"convert_symbol: sym must be a Symbol, got {type(sym).__name__}")
@@ -225,8 +270,15 @@ def convert_symbol(sym, target_dtype="float16", target_dtype_ops=None, fp32_ops=
     attrs = sym.attr_dict()
     if data_names is None:  # inputs without a dtype of their own are data
         data_names = [n for n in sym.list_inputs() if "__dtype__" not in attrs.get(n, {})]
-    plan = _plan(target, target_dtype_ops, fp32_ops, conditional_fp32_ops, excluded_sym_names,
-                 data_names, cast_optional_params)  # fmt: skip
+    plan = _plan(
+        target,
+        target_dtype_ops,
+        fp32_ops,
+        conditional_fp32_ops,
+        excluded_sym_names,
+        data_names,
+        cast_optional_params,
+    )
     converted = reduce_precision(sym, plan)
     params = set(sym.list_inputs()) - set(data_names)
     _set_input_dtypes(converted, params, {n: "float32" for n in data_names})
@@ -246,17 +298,32 @@ def _set_input_dtypes(converted, params, given):
             node.set_attr("__dtype__", str(_DTYPE_FLAGS[dtype]))
 
 
-def convert_model(sym, arg_params, aux_params, target_dtype="float16", target_dtype_ops=None,
-                  fp32_ops=None, conditional_fp32_ops=None, excluded_sym_names=None,
-                  cast_optional_params=False):  # fmt: skip
-    """(converted symbol, arg_params, aux_params): params cast only where the graph wants them so."""
+def convert_model(
+    sym,
+    arg_params,
+    aux_params,
+    target_dtype="float16",
+    target_dtype_ops=None,
+    fp32_ops=None,
+    conditional_fp32_ops=None,
+    excluded_sym_names=None,
+    cast_optional_params=False,
+):
+    """(converted symbol, arg_params, aux_params); params cast where the graph wants it."""
     if not isinstance(arg_params, dict) or not isinstance(aux_params, dict):
         raise TypeError("convert_model: arg_params and aux_params must be dicts of name -> NDArray")
     params = set(arg_params) | set(aux_params)
     data_names = [n for n in sym.list_inputs() if n not in params]
-    converted = convert_symbol(sym, target_dtype, target_dtype_ops, fp32_ops,
-                               conditional_fp32_ops, excluded_sym_names, data_names,
-                               cast_optional_params)  # fmt: skip
+    converted = convert_symbol(
+        sym,
+        target_dtype,
+        target_dtype_ops,
+        fp32_ops,
+        conditional_fp32_ops,
+        excluded_sym_names,
+        data_names,
+        cast_optional_params,
+    )
     attrs = converted.attr_dict()
     flags = {v: k for k, v in _DTYPE_FLAGS.items()}
     for table in (arg_params, aux_params):
@@ -267,9 +334,15 @@ def convert_model(sym, arg_params, aux_params, target_dtype="float16", target_dt
     return converted, arg_params, aux_params
 
 
-def convert_bucketing_module(bucketing_mod, target_dtype="float16", target_dtype_ops=None,
-                             fp32_ops=None, conditional_fp32_ops=None,
-                             excluded_sym_names=None, cast_optional_params=False):  # fmt: skip
+def convert_bucketing_module(
+    bucketing_mod,
+    target_dtype="float16",
+    target_dtype_ops=None,
+    fp32_ops=None,
+    conditional_fp32_ops=None,
+    excluded_sym_names=None,
+    cast_optional_params=False,
+):
     """Converting a BucketingModule: not implemented in rebind yet."""
     raise NotImplementedError(
         "amp.convert_bucketing_module is not implemented in rebind: it needs "

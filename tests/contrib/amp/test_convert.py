@@ -57,13 +57,15 @@ def test_converted_dtypes_match_mxnet(case):
     converted = amp.convert_symbol(BUILDERS[network]()[0], **kwargs)
     expected = REFERENCE[case]["dtypes"]
     args, outs, auxs = converted.infer_type(**_given_types(converted))
-    assert dict(zip(converted.list_outputs(), _dtype_names(outs), strict=True)) == (
-        expected["outputs"]
+    assert (
+        dict(zip(converted.list_outputs(), _dtype_names(outs), strict=True))
+        == (expected["outputs"])
     )
     internals = converted.get_internals()
     _, inner, _ = internals.infer_type(**_given_types(converted))
-    assert dict(zip(internals.list_outputs(), _dtype_names(inner), strict=True)) == (
-        expected["internals"]
+    assert (
+        dict(zip(internals.list_outputs(), _dtype_names(inner), strict=True))
+        == (expected["internals"])
     )
 
 

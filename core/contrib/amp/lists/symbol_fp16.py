@@ -5,7 +5,14 @@ the ``list_*`` functions of ``rebind.contrib.amp`` keep only the registered ones
 Each list is written as a block of names split on whitespace, to stay readable.
 """
 
-__all__ = ["FP16_FUNCS", "FP16_FP32_FUNCS", "FP32_FUNCS", "CONDITIONAL_FP32_FUNCS", "WIDEST_TYPE_CASTS", "LOSS_OUTPUT_FUNCTIONS"]
+__all__ = [
+    "FP16_FUNCS",
+    "FP16_FP32_FUNCS",
+    "FP32_FUNCS",
+    "CONDITIONAL_FP32_FUNCS",
+    "WIDEST_TYPE_CASTS",
+    "LOSS_OUTPUT_FUNCTIONS",
+]
 
 
 # run in float16: their inputs get amp_cast to float16
