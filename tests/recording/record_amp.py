@@ -121,7 +121,9 @@ def main():
         "multicast": case(multicast),
         "convert_model": model_case(),
         "output_suffixes": output_suffixes(),
+        "tutorial": tutorial_case(),
         "init_symbol": init_case(),
+        "init_multicast": init_multicast_case(),
     }
     out = os.path.join(os.path.dirname(__file__), "..", "contrib", "amp", "amp_reference.json")
     with open(out, "w") as f:
@@ -134,6 +136,36 @@ def init_case():
     amp.init()
     sym, _ = mlp()
     return json.loads(sym.tojson(remove_amp_cast=False))
+
+
+def init_multicast_case():
+    # called after init_case: the widest-type wrapper puts amp_multicast in front
+    sym, _ = multicast()
+    return json.loads(sym.tojson(remove_amp_cast=False))
+
+
+def tutorial_case():
+    # the AMP tutorial's custom lists with cast_optional_params, on a small conv net
+    sym, shapes = conv()
+    arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+    inputs = ("data", "softmax_label")
+    args = {
+        n: mx.nd.ones(s) for n, s in zip(sym.list_arguments(), arg_shapes) if n not in inputs
+    }
+    auxs = {n: mx.nd.ones(s) for n, s in zip(sym.list_auxiliary_states(), aux_shapes)}
+    csym, cargs, cauxs = amp.convert_model(
+        sym,
+        args,
+        auxs,
+        target_dtype_ops=["Convolution"],
+        fp32_ops=["SoftmaxOutput", "FullyConnected"],
+        cast_optional_params=True,
+    )
+    return {
+        "converted": json.loads(csym.tojson(remove_amp_cast=False)),
+        "arg_dtypes": {k: np.dtype(v.dtype).name for k, v in cargs.items()},
+        "aux_dtypes": {k: np.dtype(v.dtype).name for k, v in cauxs.items()},
+    }
 
 
 def output_suffixes():

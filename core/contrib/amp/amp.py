@@ -13,6 +13,7 @@ import logging
 import numpy as np
 
 from ... import registry
+from ...module import BucketingModule
 from ...symbol import Symbol
 from . import lists
 from .convert import Plan, reduce_precision
@@ -138,7 +139,14 @@ def init(
     fp32 = list_fp32_ops(target) if fp32_ops is None else fp32_ops
     if conditional_fp32_ops is None:
         conditional_fp32_ops = list_conditional_fp32_ops(target)
-    wrap_functions(target, lp16, fp32, conditional_fp32_ops, list_widest_type_cast(target))
+    wrap_functions(
+        target,
+        lp16,
+        fp32,
+        conditional_fp32_ops,
+        list_widest_type_cast(target),
+        list_loss_output_functions(target),
+    )
     _initialized = True
     logging.info("Using AMP")
 
@@ -343,9 +351,37 @@ def convert_bucketing_module(
     excluded_sym_names=None,
     cast_optional_params=False,
 ):
-    """Converting a BucketingModule: not implemented in rebind yet."""
-    raise NotImplementedError(
-        "amp.convert_bucketing_module is not implemented in rebind: it needs "
-        "BucketingModule.load_dict; convert each bucket's symbol with amp.convert_model "
-        "inside your sym_gen instead"
+    """A new BucketingModule whose existing buckets' symbols (and params) are converted.
+
+    As in MXNet, buckets made later by ``sym_gen`` are not converted.
+    """
+    if not isinstance(bucketing_mod, BucketingModule):
+        raise TypeError(
+            f"convert_bucketing_module: expected a BucketingModule, got {type(bucketing_mod)}"
+        )
+    if not bucketing_mod._buckets or not bucketing_mod.params_initialized:
+        raise ValueError(
+            "convert_bucketing_module: bind the module and initialize its params first "
+            "(it has no bucket or no params yet)"
+        )
+    arg_params, aux_params = bucketing_mod.get_params()
+    symbols = {}
+    for key, module in bucketing_mod._buckets.items():
+        symbols[key], arg_params, aux_params = convert_model(
+            module.symbol, arg_params, aux_params, target_dtype, target_dtype_ops, fp32_ops,
+            conditional_fp32_ops, excluded_sym_names, cast_optional_params,
+        )  # fmt: skip
+    return BucketingModule.load_dict(
+        symbols,
+        sym_gen=bucketing_mod._sym_gen,
+        default_bucket_key=bucketing_mod._default_bucket_key,
+        arg_params=arg_params,
+        aux_params=aux_params,
+        logger=bucketing_mod.logger,
+        context=bucketing_mod._context,
+        work_load_list=bucketing_mod._work_load_list,
+        fixed_param_names=bucketing_mod._fixed_param_names,
+        state_names=bucketing_mod._state_names,
+        group2ctxs=bucketing_mod._group2ctxs,
+        compression_params=bucketing_mod._compression_params,
     )

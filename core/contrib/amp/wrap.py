@@ -8,6 +8,7 @@ imperatively, float16 arrays promoted to float32 when any input is float32.
 """
 
 import functools
+import logging
 
 import numpy as np
 
@@ -89,6 +90,19 @@ def _widest_wrapper(function):
     return wrapped
 
 
+def _loss_warning_wrapper(function):
+    @functools.wraps(function)
+    def wrapped(*args, **kwargs):
+        # MXNet's message: its loss scaling exists for Gluon Trainers only
+        logging.warning(
+            "%s does not support dynamic loss scaling in symbolic and hybridized execution.",
+            function.__name__,
+        )
+        return function(*args, **kwargs)
+
+    return wrapped
+
+
 def _install(name, make):
     """Replace ``mx.sym.<name>`` and ``mx.nd.<name>`` by wrapped versions (where they exist)."""
     for module, kind in ((sym_module, "symbol"), (nd, "ndarray")):
@@ -99,8 +113,8 @@ def _install(name, make):
         setattr(module, name, make(original, kind))
 
 
-def wrap_functions(target, lp16_ops, fp32_ops, conditional_fp32_ops, widest_ops):
-    """Install the casting wrappers for every listed operator."""
+def wrap_functions(target, lp16_ops, fp32_ops, conditional_fp32_ops, widest_ops, loss_ops=()):
+    """Install the casting wrappers for every listed operator (and loss outputs' warning)."""
 
     def pick(kind):
         return _symbol_wrapper if kind == "symbol" else _ndarray_wrapper
@@ -113,3 +127,6 @@ def wrap_functions(target, lp16_ops, fp32_ops, conditional_fp32_ops, widest_ops)
         _install(name, lambda f, kind, c=(param, values): pick(kind)(f, "float32", c))
     for name in widest_ops:
         _install(name, lambda f, kind: _widest_wrapper(f))
+    for name in loss_ops:
+        if hasattr(sym_module, name):
+            setattr(sym_module, name, _loss_warning_wrapper(getattr(sym_module, name)))

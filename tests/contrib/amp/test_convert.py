@@ -127,3 +127,50 @@ def test_lists_keep_registered_operators_only():
     for name, ops in missing.items():
         assert not set(ops) & registered, name
     assert "_contrib_MultiBoxPrior" in missing["FP32_FUNCS"]
+
+
+def _tutorial_conversion():
+    sym, shapes = BUILDERS["conv"]()
+    arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+    inputs = ("data", "softmax_label")
+    names = sym.list_arguments()
+    args = {n: mx.nd.ones(s) for n, s in zip(names, arg_shapes, strict=True) if n not in inputs}
+    auxs = {n: mx.nd.ones(s) for n, s in zip(sym.list_auxiliary_states(), aux_shapes, strict=True)}
+    return amp.convert_model(
+        sym,
+        args,
+        auxs,
+        target_dtype_ops=["Convolution"],
+        fp32_ops=["SoftmaxOutput", "FullyConnected"],
+        cast_optional_params=True,
+    )
+
+
+def test_tutorial_conversion_matches_mxnet():
+    converted, args, auxs = _tutorial_conversion()
+    recorded = REFERENCE["tutorial"]
+    graph = json.loads(converted.tojson(remove_amp_cast=False))
+    assert _nodes(graph) == _nodes(recorded["converted"])
+    assert {k: np.dtype(v.dtype).name for k, v in args.items()} == recorded["arg_dtypes"]
+    assert {k: np.dtype(v.dtype).name for k, v in auxs.items()} == recorded["aux_dtypes"]
+
+
+def test_tutorial_module_runs_and_round_trips_a_checkpoint(ctx, tmp_path):
+    converted, args, auxs = _tutorial_conversion()
+    mod = mx.mod.Module(converted, data_names=["data"], label_names=["softmax_label"], context=ctx)
+    mod.bind(data_shapes=[["data", (2, 1, 8, 8)]], label_shapes=[["softmax_label", (2,)]])
+    mod.set_params(args, auxs)
+    mod.forward(mx.io.DataBatch(data=[mx.nd.ones((2, 1, 8, 8))], label=[mx.nd.ones((2,))]))
+    out = mod.get_outputs()[0]
+    assert np.dtype(out.dtype) == np.float32
+    np.testing.assert_allclose(out.asnumpy().sum(axis=1), 1.0, rtol=1e-3)
+    params = mod.get_params()[0]
+    assert np.dtype(params["conv_weight"].dtype) == np.float16
+    assert np.dtype(params["fc_bias"].dtype) == np.float32
+    prefix = str(tmp_path / "amp_model")
+    mod.save_checkpoint(prefix, 0, remove_amp_cast=False)
+    loaded, loaded_args, _ = mx.model.load_checkpoint(prefix, 0)
+    assert loaded.tojson(remove_amp_cast=False) == converted.tojson(remove_amp_cast=False)
+    assert np.dtype(loaded_args["conv_weight"].dtype) == np.float16
+    mod.save_checkpoint(prefix, 1)  # the default leaves the casts out, as MXNet
+    assert "amp_cast" not in mx.sym.load(f"{prefix}-symbol.json").tojson(remove_amp_cast=False)
