@@ -196,6 +196,19 @@ def _check_list(value, what):
         raise TypeError(f"convert_symbol: {what} must be a list, got {type(value).__name__}")
 
 
+def _conditional_table(rows):
+    """{op: {parameter: [values]}} from (op, parameter, values) rows, checked."""
+    table = {}
+    for row in rows:
+        if len(row) != 3 or not isinstance(row[2], list):
+            raise TypeError(
+                f"convert_symbol: conditional_fp32_ops entry {row!r} is not "
+                "(op name, parameter name, list of values)"
+            )
+        table.setdefault(row[0], {})[row[1]] = list(row[2])
+    return table
+
+
 def _plan(
     target,
     target_dtype_ops,
@@ -205,6 +218,7 @@ def _plan(
     data_names,
     cast_optional_params,
 ):
+    """The conversion Plan for the given (or default) lists, checked as MXNet checks them."""
     for value, what in (
         (target_dtype_ops, "target_dtype_ops"),
         (fp32_ops, "fp32_ops"),
@@ -217,14 +231,7 @@ def _plan(
     cond = (
         list_conditional_fp32_ops(target) if conditional_fp32_ops is None else conditional_fp32_ops
     )
-    conditional = {}
-    for row in cond:
-        if len(row) != 3 or not isinstance(row[2], list):
-            raise TypeError(
-                f"convert_symbol: conditional_fp32_ops entry {row!r} is not "
-                "(op name, parameter name, list of values)"
-            )
-        conditional.setdefault(row[0], {})[row[1]] = list(row[2])
+    conditional = _conditional_table(cond)
     _check_disjoint(
         {"target_dtype_ops": low, "fp32_ops": fp32, "conditional_fp32_ops": list(conditional)},
         target,

@@ -76,9 +76,11 @@ class _Rewrite:
         self.typed = {"float32": {}, plan.target: {}}  # dtype -> {old entry key: new entry}
 
     def entry(self, child, index):
+        """The copy of entry (child, index), uncast."""
         return (self.mirror[id(child)], index)
 
     def suffix(self, child, index):
+        """MXNet's name part for output ``index`` of ``child`` in cast names."""
         if child.op is None:
             return ""
         if INDEX_SUFFIX_OPS.intersection((child.op.name, *child.op.aliases)):
@@ -100,6 +102,7 @@ class _Rewrite:
         return next((dtype for dtype, table in self.typed.items() if key in table), None)
 
     def mark_outputs(self, node, new, dtypes):
+        """Record the outputs of ``node`` whose dtype is settled (float32 or the target)."""
         for index, dtype in enumerate(dtypes):
             if dtype in self.typed:
                 self.typed[dtype][(id(node), index)] = (new, index)

@@ -23,9 +23,10 @@ _AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
 
 def _cast_array(value, dtype):
-    if isinstance(value, NDArray) and value.dtype != dtype and np.dtype(value.dtype) in _AMP_FLOATS:
-        return nd.amp_cast(value, dtype=np.dtype(dtype).name)
-    return value
+    if not isinstance(value, NDArray):
+        return value
+    have, want = np.dtype(value.dtype), np.dtype(dtype)
+    return nd.amp_cast(value, dtype=want.name) if have != want and have in _AMP_FLOATS else value
 
 
 def _cast_inputs_of(symbol, dtype):
