@@ -23,6 +23,8 @@ _AMP_FLOATS = (np.dtype(np.float16), np.dtype(np.float32))
 
 
 def _cast_array(value, dtype):
+    # MXNet 1.9 casts float16 arrays to float32 only off the CPU (its CPU list is
+    # bfloat16/float32); rebind casts on every device, as MXNet does on GPUs
     if not isinstance(value, NDArray):
         return value
     have, want = np.dtype(value.dtype), np.dtype(dtype)
