@@ -57,7 +57,7 @@ def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_ca
         epoch: the number in the parameter file's name.
         symbol: the network, or None to write only the parameters.
         arg_params, aux_params: name -> NDArray; saved as ``arg:``/``aux:`` entries.
-        remove_amp_cast: passed to ``Symbol.save`` (rebind writes no AMP casts).
+        remove_amp_cast: passed to ``Symbol.save`` (leave out amp_cast/amp_multicast nodes).
     """
     if symbol is not None:
         symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)

@@ -3,6 +3,6 @@
 Each lives in a sub-package of its own, named as in MXNet.
 """
 
-from . import svrg_optimization
+from . import amp, svrg_optimization
 
-__all__ = ["svrg_optimization"]
+__all__ = ["amp", "svrg_optimization"]

@@ -6,7 +6,7 @@ entries (its heads). Everything here is plain data plus traversal; the
 operator library is consulted only through ``node.op`` (an OpDef).
 """
 
-__all__ = ["Node", "topological_order", "aux_variables"]
+__all__ = ["Node", "topological_order", "aux_variables", "without_amp_casts"]
 
 
 class Node:
@@ -115,3 +115,25 @@ def aux_variables(nodes):
             for child, _ in node.inputs[first_aux:]:
                 aux.add(id(child))
     return aux
+
+
+_AMP_CASTS = ("amp_cast", "amp_multicast")
+
+
+def without_amp_casts(heads):
+    """Copies of the graph's nodes with amp_cast/amp_multicast inputs bypassed.
+
+    MXNet's RemoveAmpCast: a node reading output ``i`` of such a cast reads
+    the cast's input ``i`` instead; a cast that is itself a head stays.
+    """
+    clones = {}
+
+    def resolve(node, index):
+        while node.op is not None and node.op.name in _AMP_CASTS:
+            node, index = node.inputs[index]
+        return clones[id(node)], index
+
+    for node in topological_order(heads):
+        inputs = [resolve(child, i) for child, i in node.inputs]
+        clones[id(node)] = Node(node.op, node.name, node.attrs, inputs)
+    return [(clones[id(node)], index) for node, index in heads]

@@ -4,7 +4,7 @@ import numbers
 
 from ..errors import FormatError, ShapeError
 from ..fileutil import write_atomic
-from .graph import Node, topological_order
+from .graph import Node, topological_order, without_amp_casts
 from .infer import arguments_and_aux, infer_graph_shapes, infer_graph_types, unresolved
 from .json_io import graph_from_json, graph_to_json
 from .names import HIDDEN_KEYS, stored_key
@@ -163,12 +163,16 @@ class Symbol:
         return Symbol([(clones[id(node)], index) for node, index in self._heads])
 
     def tojson(self, remove_amp_cast=True):
-        """The symbol in MXNet's JSON format, byte for byte as MXNet 1.9.1 writes it."""
-        return graph_to_json(self._heads)
+        """The symbol in MXNet's JSON format, byte for byte as MXNet 1.9.1 writes it.
+
+        As in MXNet, the amp_cast/amp_multicast nodes of a mixed-precision graph
+        are left out unless ``remove_amp_cast=False``.
+        """
+        return graph_to_json(without_amp_casts(self._heads) if remove_amp_cast else self._heads)
 
     def save(self, fname, remove_amp_cast=True):
-        """Write ``tojson()`` to ``fname`` atomically."""
-        write_atomic(fname, self.tojson().encode("utf-8"))
+        """Write ``tojson(remove_amp_cast)`` to ``fname`` atomically."""
+        write_atomic(fname, self.tojson(remove_amp_cast).encode("utf-8"))
 
     # -- inference ------------------------------------------------------------------
     def _given(self, args, kwargs, what):
