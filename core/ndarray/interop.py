@@ -6,6 +6,8 @@ capsule is theirs. rebind has no dependency engine: read and write capsules
 are the same, and ``wait_to_read`` only synchronises the device.
 """
 
+import ctypes
+
 import numpy as np
 
 from ..context import cpu
@@ -59,26 +61,70 @@ def from_numpy(ndarray, zero_copy=True, array_cls=NDArray):
 
 
 def to_dlpack_for_read(data):
-    """A DLPack capsule viewing ``data``'s memory (for another library to read)."""
+    """A DLPack capsule viewing ``data``'s memory, for another library to read.
+
+    It is a classic (unversioned) capsule, the kind MXNet hands out; NumPy
+    imports such a capsule as a read-only array.
+    """
     return data.data.__dlpack__()
 
 
 def to_dlpack_for_write(data):
-    """A DLPack capsule viewing ``data``'s memory (writes through it change ``data``)."""
-    return data.data.__dlpack__()
+    """A DLPack capsule viewing ``data``'s memory; writes through it change ``data``.
+
+    Where the backend speaks DLPack 1.0 it is a versioned capsule, which
+    carries the writable flag (NumPy then imports it writable); else a
+    classic capsule.
+    """
+    try:
+        return data.data.__dlpack__(max_version=(1, 0))
+    except TypeError:  # a backend array without DLPack 1.0 support
+        return data.data.__dlpack__()
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+# the offset of DLTensor.device: in DLManagedTensor, DLTensor comes first and
+# starts with ``void *data``; in DLManagedTensorVersioned (DLPack 1.x) DLTensor
+# follows a version (two uint32), two pointers and a uint64 of flags
+_DEVICE_OFFSET = {
+    b"dltensor": ctypes.sizeof(ctypes.c_void_p),
+    b"dltensor_versioned": 8 + 3 * ctypes.sizeof(ctypes.c_void_p) + 8,
+}
+
+
+def _capsule_device(capsule):
+    """(device_type, device_id) read from an unconsumed DLPack capsule."""
+    api = ctypes.pythonapi
+    api.PyCapsule_GetName.restype = ctypes.c_char_p
+    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    name = api.PyCapsule_GetName(capsule)
+    if name not in _DEVICE_OFFSET:
+        raise TypeError(
+            f"from_dlpack takes a DLPack capsule or an object with __dlpack__; got a capsule "
+            f"named {name!r} (a capsule named 'used_dltensor' was consumed already)"
+        )
+    pointer = api.PyCapsule_GetPointer(capsule, name)
+    device = _DLDevice.from_address(pointer + _DEVICE_OFFSET[name])
+    return device.device_type, device.device_id
 
 
 class _Capsule:
-    """Presents a bare DLPack capsule through the ``__dlpack__`` protocol NumPy reads."""
+    """Presents a bare DLPack capsule through the ``__dlpack__`` protocol."""
 
     def __init__(self, capsule):
         self._capsule = capsule
+        self._device = _capsule_device(capsule)
 
     def __dlpack__(self, **kwargs):
         return self._capsule
 
     def __dlpack_device__(self):
-        return (1, 0)  # kDLCPU: NumPy refuses a capsule of another device itself
+        return self._device
 
 
 def from_dlpack(dlpack):
@@ -91,12 +137,12 @@ def from_dlpack(dlpack):
         return NDArray(dlpack.data, dlpack.context)
     source = dlpack if hasattr(dlpack, "__dlpack__") else _Capsule(dlpack)
     device_type, device_id = source.__dlpack_device__()
-    if device_type == 1:
+    if device_type == 1:  # kDLCPU
         return NDArray(np.from_dlpack(source), cpu(0))
-    return _from_device_dlpack(dlpack, device_id)
+    return _from_device_dlpack(source, device_id)
 
 
-def _from_device_dlpack(dlpack, device_id):
+def _from_device_dlpack(source, device_id):
     try:
         import cupy
     except ImportError:
@@ -106,7 +152,7 @@ def _from_device_dlpack(dlpack, device_id):
         ) from None
     from ..context import gpu
 
-    return NDArray(cupy.from_dlpack(dlpack), gpu(device_id))
+    return NDArray(cupy.from_dlpack(source), gpu(device_id))
 
 
 def imdecode(*args, **kwargs):
