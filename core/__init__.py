@@ -27,8 +27,10 @@ from . import (
 from . import initializer as init
 from . import kvstore as kv
 from . import module as mod
+from . import monitor as mon
 from . import ndarray as nd
 from . import optimizer as opt
+from . import random as rnd
 from . import symbol as sym
 from .attribute import AttrScope
 from .base import MXNetError
@@ -74,6 +76,7 @@ __all__ = [
     "mod",
     "model",
     "module",
+    "mon",
     "monitor",
     "name",
     "nd",
@@ -84,6 +87,7 @@ __all__ = [
     "optimizer",
     "random",
     "registry",
+    "rnd",
     "rnn",
     "sym",
     "symbol",

@@ -21,8 +21,11 @@ from .names import (
 
 COVERED = [
     "attribute",
+    "executor",
+    "initializer",
     "lr_scheduler",
     "metric",
+    "module",
     "monitor",
     "name",
     "nd",
@@ -72,3 +75,24 @@ def test_public_name(namespace, name):
     obj = getattr(owner, name)
     kind = RECORDED[namespace][name]["kind"]
     assert matches_kind(obj, kind), f"{namespace}.{name}: MXNet's is a {kind}, rebind's {obj!r}"
+
+
+def _module_aliases():
+    """(namespace, name, MXNet module path) for module names that alias another name."""
+    return [
+        (ns, name, facts["origin"])
+        for ns, entries in RECORDED.items()
+        for name, facts in entries.items()
+        if facts["kind"] == "module"
+        and facts["origin"].rsplit(".", 1)[-1] != name
+        and name in in_scope_names(ns)
+    ]
+
+
+@pytest.mark.parametrize(("namespace", "name", "origin"), _module_aliases())
+def test_module_aliases_point_where_mxnets_do(namespace, name, origin):
+    owner = target(namespace)
+    if not hasattr(owner, name):
+        pytest.skip(f"{namespace}.{name} is not in rebind yet (see the report)")
+    home = "rebind" + origin[len("mxnet") :]
+    assert getattr(owner, name).__name__ == home
