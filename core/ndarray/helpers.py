@@ -189,7 +189,14 @@ def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
     xp = ary.context.backend.xp
     pieces = xp.split(ary.data, sections, axis=axis)
     if squeeze_axis:
-        pieces = [p.squeeze(axis) if p.shape[axis] == 1 else p for p in pieces]
+        lengths = sorted({p.shape[axis] for p in pieces})
+        if lengths != [1]:
+            raise ShapeError(
+                f"split_v2(squeeze_axis=True): every piece needs length 1 along axis {axis}, "
+                f"got lengths {lengths}; split into {ary.shape[axis]} sections or pass "
+                "squeeze_axis=False"
+            )
+        pieces = [p.squeeze(axis) for p in pieces]
     outputs = [NDArray(xp.ascontiguousarray(p), ary.context) for p in pieces]
     return outputs[0] if len(outputs) == 1 else outputs
 

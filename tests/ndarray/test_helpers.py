@@ -153,6 +153,8 @@ def test_split_v2_sections_indices_and_squeeze(ctx):
         mx.nd.split_v2(array, [1])
     with pytest.raises(ShapeError, match="equal sections"):
         mx.nd.split_v2(array, 4, axis=1)
+    with pytest.raises(ShapeError, match="length 1"):  # MXNet: "expected axis size of 1"
+        mx.nd.split_v2(array, 2, axis=0, squeeze_axis=True)
 
 
 def test_linspace_and_eye_match_numpy(ctx):
