@@ -31,6 +31,7 @@ from . import module as mod
 from . import monitor as mon
 from . import ndarray as nd
 from . import optimizer as opt
+from . import random as rnd
 from . import symbol as sym
 from .attribute import AttrScope
 from .base import MXNetError
@@ -88,6 +89,7 @@ __all__ = [
     "profiler",
     "random",
     "registry",
+    "rnd",
     "rnn",
     "sym",
     "symbol",

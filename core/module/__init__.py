@@ -1,5 +1,8 @@
 """``mx.mod`` / ``mx.module``: the module family and its lifecycle."""
 
+from . import base as base_module  # MXNet's module names for these files
+from . import bucketing as bucketing_module
+from . import sequential as sequential_module
 from .base import BaseModule
 from .bucketing import BucketingModule
 from .executor_group import DataParallelExecutorGroup
@@ -22,5 +25,8 @@ __all__ = [
     "ResumeCheckpoint",
     "SequentialModule",
     "Stage",
+    "base_module",
+    "bucketing_module",
     "save_resume_point",
+    "sequential_module",
 ]

@@ -1,6 +1,6 @@
 """``rebind.nd``: NDArray, its creation functions, and ``.params`` files."""
 
-from . import random
+from . import random, utils
 from .creation import (
     arange,
     array,
@@ -13,11 +13,47 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .helpers import (
+    add,
+    divide,
+    equal,
+    eye,
+    greater,
+    greater_equal,
+    histogram,
+    lesser,
+    lesser_equal,
+    linspace,
+    logical_and,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    modulo,
+    moveaxis,
+    multiply,
+    not_equal,
+    onehot_encode,
+    power,
+    split_v2,
+    subtract,
+    true_divide,
+)
 from .imperative import install_methods, op_function
+from .interop import (
+    CachedOp,
+    from_dlpack,
+    from_numpy,
+    imdecode,
+    install_extras,
+    to_dlpack_for_read,
+    to_dlpack_for_write,
+)
 from .ndarray import NDArray
 from .serialization import load, load_frombuffer, save
 
 install_methods(NDArray)
+install_extras(NDArray)
 _functions = {}
 
 
@@ -40,18 +76,49 @@ def __getattr__(name):
 
 
 __all__ = [
+    "CachedOp",
     "NDArray",
+    "add",
     "arange",
     "array",
     "concatenate",
+    "divide",
     "empty",
+    "equal",
+    "eye",
+    "from_dlpack",
+    "from_numpy",
     "full",
+    "greater",
+    "greater_equal",
+    "histogram",
+    "imdecode",
+    "lesser",
+    "lesser_equal",
+    "linspace",
     "load",
     "load_frombuffer",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "maximum",
+    "minimum",
+    "modulo",
+    "moveaxis",
+    "multiply",
+    "not_equal",
+    "onehot_encode",
     "ones",
     "ones_like",
+    "power",
     "random",
     "save",
+    "split_v2",
+    "subtract",
+    "to_dlpack_for_read",
+    "to_dlpack_for_write",
+    "true_divide",
+    "utils",
     "waitall",
     "zeros",
     "zeros_like",

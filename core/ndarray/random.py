@@ -4,6 +4,7 @@ import numbers
 
 import numpy as np
 
+from ..context import current_context  # noqa: F401 - MXNet's mx.nd.random has it
 from .creation import DEFAULT_DTYPE, resolve_context
 from .ndarray import NDArray
 

@@ -1,5 +1,9 @@
 """``mx.rnn``: recurrent cells, their unrolling, and sentence bucketing data."""
 
+from ..io import DataBatch, DataDesc, DataIter
+from ..model import load_checkpoint, save_checkpoint
+from . import checkpoint as rnn
+from . import io, rnn_cell
 from .base import BaseRNNCell, ModifiedCellError, RNNParams
 from .cells import GRUCell, LSTMCell, RNNCell
 from .checkpoint import do_rnn_checkpoint, load_rnn_checkpoint, rnn_unroll, save_rnn_checkpoint
@@ -16,6 +20,9 @@ __all__ = [
     "ConvGRUCell",
     "ConvLSTMCell",
     "ConvRNNCell",
+    "DataBatch",
+    "DataDesc",
+    "DataIter",
     "BucketSentenceIter",
     "DropoutCell",
     "FusedRNNCell",
@@ -30,7 +37,12 @@ __all__ = [
     "ZoneoutCell",
     "do_rnn_checkpoint",
     "encode_sentences",
+    "io",
+    "load_checkpoint",
     "load_rnn_checkpoint",
+    "rnn",
+    "rnn_cell",
     "rnn_unroll",
+    "save_checkpoint",
     "save_rnn_checkpoint",
 ]

@@ -9,9 +9,13 @@ import numpy as np
 
 from .. import registry
 from ..errors import UnknownNameError
+from . import random
 from .compose import Variable, create, op_function, var
+from .helpers import eye, histogram, hypot, install_extras, linspace, split_v2
 from .names import AttrScope, NameManager, Prefix
 from .symbol import Group, Symbol, load, load_json
+
+install_extras(Symbol)
 
 __all__ = [
     "AttrScope",
@@ -21,7 +25,11 @@ __all__ = [
     "Symbol",
     "Variable",
     "arange",
+    "eye",
     "full",
+    "histogram",
+    "hypot",
+    "linspace",
     "load",
     "load_json",
     "maximum",
@@ -29,6 +37,8 @@ __all__ = [
     "ones",
     "pow",
     "power",
+    "random",
+    "split_v2",
     "var",
     "zeros",
 ]

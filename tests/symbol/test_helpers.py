@@ -1,0 +1,93 @@
+"""Tests for mx.sym's non-operator functions and Symbol's extra methods (symbol/helpers.py)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind.base import MXNetError, NotImplementedForSymbol
+
+DEBUG_STR = json.loads((Path(__file__).parent / "data" / "debug_str.json").read_text())
+
+
+def _last_node(symbol):
+    return json.loads(symbol.tojson())["nodes"][-1]
+
+
+def test_hypot_composes_mxnet_operators_and_computes(ctx):
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    lhs = np.array([[3.0, 5.0]], dtype=np.float32)
+    rhs = np.array([[4.0, 12.0]], dtype=np.float32)
+    both = mx.sym.hypot(a, b)
+    assert _last_node(both)["op"] == "_hypot"
+    out = both.eval(ctx, a=mx.nd.array(lhs, ctx=ctx), b=mx.nd.array(rhs, ctx=ctx))[0]
+    np.testing.assert_allclose(out.asnumpy(), np.hypot(lhs, rhs))
+    for symbol in (mx.sym.hypot(a, 4), mx.sym.hypot(4, a)):
+        node = _last_node(symbol)
+        assert node["op"] == "_hypot_scalar" and node["attrs"] == {"scalar": "4"}
+        out = symbol.eval(ctx, a=mx.nd.array(lhs, ctx=ctx))[0]
+        np.testing.assert_allclose(out.asnumpy(), np.hypot(lhs, 4))
+    assert mx.sym.hypot(3, 4) == 5.0
+    with pytest.raises(TypeError, match="Symbols or numbers"):
+        mx.sym.hypot("a", a)
+
+
+@pytest.mark.parametrize(
+    ("name", "op_name", "args"),
+    [
+        ("eye", "_eye", (3,)),
+        ("linspace", "_linspace", (0, 1, 5)),
+        ("histogram", "_histogram", (mx.sym.var("a"),)),
+        ("split_v2", "_split_v2", (mx.sym.var("a"), 2)),
+    ],
+)
+def test_functions_without_their_operator_refuse(name, op_name, args):
+    with pytest.raises(NotImplementedError, match=f"{op_name}.*#13"):
+        getattr(mx.sym, name)(*args)
+
+
+@pytest.mark.parametrize(
+    "method", ["asnumpy", "asscalar", "as_in_context", "copy", "wait_to_read", "detach", "backward"]
+)
+def test_ndarray_only_methods_raise_mxnets_error(method):
+    with pytest.raises(NotImplementedForSymbol) as info:
+        getattr(mx.sym.var("x"), method)()
+    assert isinstance(info.value, MXNetError)
+    assert str(info.value) == (
+        f"Function {method} is not implemented for Symbol and only available in NDArray."
+    )
+
+
+def test_as_nd_ndarray_is_self():
+    symbol = mx.sym.var("x") * 2
+    assert symbol.as_nd_ndarray() is symbol
+
+
+@pytest.mark.parametrize("case", sorted(DEBUG_STR))
+def test_debug_str_matches_mxnet(case):
+    with mx.name.NameManager():
+        symbol = eval(DEBUG_STR[case]["expression"], {"mx": mx})
+    assert symbol.debug_str() == DEBUG_STR[case]["debug_str"]
+
+
+@pytest.mark.parametrize(
+    ("method", "args", "reason"),
+    [
+        ("gradient", (["x"],), "does not implement it either"),
+        ("optimize_for", ("MKLDNN",), "no subgraph backends"),
+        ("get_backend_symbol", ("TensorRT",), "no subgraph backends"),
+    ],
+)
+def test_symbol_methods_rebind_cannot_offer(method, args, reason):
+    with pytest.raises(NotImplementedError, match=reason):
+        getattr(mx.sym.var("x") + 1, method)(*args)
+
+
+def test_sym_random_samplers_refuse_until_their_operators_land():
+    assert mx.sym.random.Symbol is mx.sym.Symbol
+    with pytest.raises(NotImplementedError, match="#13"):
+        mx.sym.random.uniform(low=0, high=1, shape=(2,))
+    with pytest.raises(AttributeError, match="no attribute 'unifrom'"):
+        mx.sym.random.unifrom  # noqa: B018 - the attribute access is the test
