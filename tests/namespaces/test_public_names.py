@@ -21,6 +21,9 @@ from .names import (
 
 COVERED = [
     "attribute",
+    "base",
+    "contrib.amp",
+    "contrib.svrg_optimization",
     "executor",
     "initializer",
     "lr_scheduler",
@@ -31,6 +34,7 @@ COVERED = [
     "nd",
     "nd.NDArray",
     "nd.random",
+    "profiler",
     "random",
     "rnn",
     "sym",
