@@ -37,6 +37,7 @@ from .. import random as mx_random
 from ..errors import FormatError
 from ..fileutil import write_atomic
 from ..ndarray import NDArray
+from .batch_fields import reset_iterator
 
 __all__ = ["ResumeCheckpoint", "ResumePoint", "save_resume_point", "load_point", "restore_point"]
 
@@ -141,7 +142,7 @@ def restore_point(module, point, train_data):
     order = point.record.get("data_order")
     if order is not None:
         _restore_order(train_data, order)
-    train_data.reset()
+    reset_iterator(train_data)
     module.logger.info("Resumed from %s at epoch %d", point.prefix, point.epoch)
     return point.epoch
 
