@@ -18,6 +18,7 @@ from ..context import cpu
 from ..errors import FormatError
 from ..ndarray import array
 from .base import DataBatch, DataDesc, DataIter
+from .cxx_random import std_shuffle_order
 
 __all__ = ["CSVIter", "MNISTIter"]
 
@@ -274,10 +275,10 @@ class MNISTIter(_HostBatchIter):
     Data comes as ``(batch, 1, rows, cols)``, or ``(batch, rows*cols)`` with
     ``flat=True``; labels as ``(batch,)``. Only whole batches are produced.
     ``num_parts`` / ``part_index`` read one contiguous part of the files (for
-    distributed training). ``shuffle`` permutes the examples once, from
-    ``seed``, so every epoch has the same order; the order differs from
-    MXNet's for the same seed. ``getindex()`` gives each example's row in the
-    file.
+    distributed training). ``shuffle`` permutes the examples (of the part)
+    once, exactly as MXNet does for the same ``seed`` (``std::shuffle`` with
+    ``std::mt19937(seed)``), so every epoch has that order. ``getindex()``
+    gives each example's row in the file.
     """
 
     def __init__(
@@ -302,7 +303,7 @@ class MNISTIter(_HostBatchIter):
         start, end = shard_range(images.shape[0], num_parts, part_index)
         order = np.arange(start, end)
         if shuffle:
-            order = order[np.random.default_rng(seed).permutation(order.size)]
+            order = order[std_shuffle_order(order.size, seed)]
         self._images = images[order]  # uint8 until a batch is cut: a quarter of the memory
         self._labels = labels[order].astype(np.float32)
         self._order = order.astype(np.uint64)

@@ -13,7 +13,7 @@ What happens at the end of the data is ``last_batch_handle``'s business:
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import FormatError, ShapeError
 from ..ndarray import NDArray, array, concatenate
 from .base import DataBatch, DataDesc, DataIter
 
@@ -73,9 +73,11 @@ class NDArrayIter(DataIter):
             ``_1_data``, ..., one array is called ``data_name``.
         label: the labels, named the same way after ``label_name``; optional.
         batch_size: examples per batch.
-        shuffle: draw a new order of the examples at construction and at every
-            reset, from rebind's random stream of the data's context (so
-            ``mx.random.seed`` makes it reproducible). As in MXNet, shuffled
+        shuffle: reorder the examples at construction and at every reset
+            exactly as MXNet does: ``np.random.shuffle`` (NumPy's global
+            generator, so ``np.random.seed`` reproduces MXNet's batches) of the
+            kept index array ``idx``, whose rows of the current (already
+            reordered) data become the new order. As in MXNet, shuffled
             inputs are stored as float32 whatever their dtype was.
         last_batch_handle: 'pad', 'discard' or 'roll_over' (see the module).
         data_name, label_name: the names of single inputs.
@@ -121,6 +123,8 @@ class NDArrayIter(DataIter):
             self.label = [(name, value[rows]) for name, value in self.label]
             self.num_data = rows.stop - rows.start
         self.idx = np.arange(self.num_data)
+        # the original position of each example as the data is ordered now
+        self.rows = np.arange(self.num_data)
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle
         self.cursor = -self.batch_size
@@ -223,14 +227,35 @@ class NDArrayIter(DataIter):
         end = min(self.cursor + self.batch_size, self.num_data)
         return [value[self.cursor : end] for _, value in inputs]
 
+    # -- the order, for resume points (rebind) ---------------------------------
+    def order_state(self):
+        """The example order as JSON-ready lists: ``rows`` (original positions) and ``idx``."""
+        return {"rows": [int(i) for i in self.rows], "idx": [int(i) for i in self.idx]}
+
+    def restore_order_state(self, state):
+        """Put the examples back in the order ``order_state`` gave (same data, any order now)."""
+        rows = np.asarray(state["rows"], dtype=np.int64)
+        if sorted(rows.tolist()) != list(range(self.num_data)):
+            raise FormatError(
+                f"NDArrayIter: the saved example order does not fit this data "
+                f"({rows.size} examples saved, {self.num_data} here)"
+            )
+        position = np.empty_like(self.rows)
+        position[self.rows] = np.arange(self.num_data)
+        take = position[rows]
+        self.data = [(name, _take_rows(value, take)) for name, value in self.data]
+        self.label = [(name, _take_rows(value, take)) for name, value in self.label]
+        self.rows = rows
+        self.idx = np.asarray(state.get("idx", range(self.num_data)), dtype=self.idx.dtype)
+
     def _shuffle_data(self):
-        ctx = self.data[0][1].context
-        order = np.asarray(
-            ctx.backend.to_host(ctx.backend.permutation(self.num_data, ctx.device_id))
-        )
-        self.idx = self.idx[order]
-        self.data = [(name, _shuffled(value, order)) for name, value in self.data]
-        self.label = [(name, _shuffled(value, order)) for name, value in self.label]
+        # MXNet's draw, exactly: shuffle the kept index array in place with NumPy's
+        # global generator, then take those rows of the data as it is now (already
+        # reordered by the previous shuffles), so np.random.seed gives MXNet's order
+        np.random.shuffle(self.idx)
+        self.rows = self.rows[self.idx]
+        self.data = [(name, _shuffled(value, self.idx)) for name, value in self.data]
+        self.label = [(name, _shuffled(value, self.idx)) for name, value in self.label]
 
 
 def _shuffled(source, order):
