@@ -81,6 +81,8 @@ class NDArrayIter(DataIter):
             inputs are stored as float32 whatever their dtype was.
         last_batch_handle: 'pad', 'discard' or 'roll_over' (see the module).
         data_name, label_name: the names of single inputs.
+        layout: the layout the DataDescs report ('NCHW' as in MXNet); its
+            batch axis ('N') must be the first (others raise NotImplementedError).
         num_parts, part_index: keep only part ``part_index`` of ``num_parts``
             equal, contiguous parts of the examples (rebind; MXNet's NDArrayIter
             has no such arguments, its MNISTIter and CSVIter do). For
@@ -102,10 +104,19 @@ class NDArrayIter(DataIter):
         last_batch_handle="pad",
         data_name="data",
         label_name="softmax_label",
+        layout="NCHW",
         num_parts=1,
         part_index=0,
     ):
         super().__init__(batch_size)
+        if DataDesc.get_batch_axis(layout) != 0:
+            raise NotImplementedError(
+                f"NDArrayIter: layout {layout!r} puts the batch axis at "
+                f"{DataDesc.get_batch_axis(layout)}; rebind cuts batches along axis 0 only "
+                "(MXNet counts the examples on axis 0 whatever the layout, and fails for "
+                "1-D labels); move the batch axis first, e.g. layout='NC'"
+            )
+        self.layout = layout
         if last_batch_handle not in LAST_BATCH_HANDLES:
             raise ValueError(
                 f"NDArrayIter: last_batch_handle must be one of {LAST_BATCH_HANDLES}, "
@@ -151,7 +162,7 @@ class NDArrayIter(DataIter):
 
     def _describe(self, inputs):
         return [
-            DataDesc(name, (self.batch_size,) + tuple(value.shape[1:]), value.dtype)
+            DataDesc(name, (self.batch_size,) + tuple(value.shape[1:]), value.dtype, self.layout)
             for name, value in inputs
         ]
 
