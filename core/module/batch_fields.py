@@ -8,6 +8,8 @@ field's neutral value when the object lacks it. Every module reads batches and
 iterators through these helpers, never through the attributes themselves.
 """
 
+from types import SimpleNamespace
+
 __all__ = [
     "batch_labels",
     "bucket_key_of",
@@ -21,6 +23,7 @@ __all__ = [
     "pad_of",
     "provide_data_of",
     "provide_label_of",
+    "relay_batch",
     "reset_iterator",
 ]
 
@@ -137,3 +140,14 @@ def reset_iterator(data_iter):
     reset = getattr(data_iter, "reset", None)
     if callable(reset):
         reset()
+
+
+_FIELDS = ("data", "label", "pad", "index", "bucket_key", "provide_data", "provide_label")
+
+
+def relay_batch(batch):
+    """A shallow, writable stand-in for ``batch`` with the batch fields it has."""
+    fields = {name: getattr(batch, name) for name in _FIELDS if hasattr(batch, name)}
+    if "data" not in fields:
+        data_of(batch)  # raises, naming what is missing
+    return SimpleNamespace(**fields)

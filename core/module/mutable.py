@@ -27,6 +27,7 @@ from ..io import DataDesc
 from .batch_fields import data_of, label_of
 from .inputs import as_descs, check_input_names
 from .module import Module
+from .module import _resized_labels as resized_labels
 from .switching import SwitchingModule
 
 __all__ = ["MutableModule"]
@@ -219,6 +220,9 @@ class MutableModule(SwitchingModule):
         label_descs = None
         if labels and current.label_shapes:
             label_descs = _like(current.label_shapes, labels)
+        elif current.label_shapes:
+            # a batch without labels (prediction): keep them, at the new batch size
+            label_descs = resized_labels(current.label_shapes, data_descs)
         module = self._bind_shared(self._new_module(), data_descs, label_descs, current)
         # the CPU copies are shared too: the new Module must refresh them when asked
         module._params_dirty = current._params_dirty or self._params_dirty

@@ -6,6 +6,9 @@ must train, score and predict exactly as ``mx.io.DataBatch`` batches of the
 same data do, on every kind of module.
 """
 
+from argparse import Namespace
+from collections import namedtuple
+
 import numpy as np
 import pytest
 
@@ -164,3 +167,27 @@ def test_python_loss_module_reads_a_simple_batch(ctx):
     np.testing.assert_array_equal(loss.get_outputs()[0].asnumpy(), scores)
     loss.backward()
     np.testing.assert_array_equal(loss.get_input_grads()[0].asnumpy(), np.ones_like(scores))
+
+
+Batch = namedtuple("Batch", ["data"])  # MXNet's predict tutorials: data only, immutable
+
+
+@pytest.mark.parametrize("kind", sorted(MODULES))
+def test_a_data_only_namedtuple_batch_runs_forward(ctx, kind):
+    x, y = _dataset()
+    mod = _fit(MODULES[kind], ctx, SimpleIter(x, y, ctx))
+    rows = mx.nd.array(x[:BATCH], ctx=ctx)
+    mod.forward(mx.io.DataBatch([rows]), is_train=False)
+    expected = mod.get_outputs()[0].asnumpy()
+    mod.forward(Batch([rows]), is_train=False)
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), expected)
+    # another batch size re-shapes, as for a DataBatch
+    mod.forward(Batch([rows[:3]]), is_train=False)
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), expected[:3], rtol=1e-5)
+
+
+def test_a_batch_without_data_is_named_in_the_error(ctx):
+    x, y = _dataset()
+    mod = _fit(MODULES["Module"], ctx, SimpleIter(x, y, ctx))
+    with pytest.raises(TypeError, match="needs a 'data' attribute.*Namespace"):
+        mod.forward(Namespace(label=[mx.nd.array(y[:BATCH])]), is_train=False)
