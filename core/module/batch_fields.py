@@ -73,10 +73,9 @@ def index_of(batch):
     return getattr(batch, "index", None)
 
 
-def bucket_key_of(batch, default=None):
-    """The batch's ``bucket_key``; ``default`` when it has none (or None)."""
-    key = getattr(batch, "bucket_key", None)
-    return default if key is None else key
+def bucket_key_of(batch, missing=None):
+    """The batch's ``bucket_key`` (None where it says None); ``missing`` without the field."""
+    return getattr(batch, "bucket_key", missing)
 
 
 def provide_data_of(batch):

@@ -120,6 +120,21 @@ def test_a_module_fits_through_wrapped_user_iterators():
     assert before == pytest.approx(np.mean((expected[:, 0] - Y) ** 2), rel=1e-5)
 
 
+@pytest.mark.parametrize("kind", sorted(ITERATORS))
+def test_a_module_fits_scores_and_predicts_on_user_iterators_directly(kind):
+    net = mx.sym.LinearRegressionOutput(
+        mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=1, name="fc"), name="softmax"
+    )
+    mod = mx.mod.Module(net)
+    mod.fit(ITERATORS[kind](), num_epoch=3, eval_metric="mse",
+            optimizer_params={"learning_rate": 0.001})
+    weight, bias = (mod.get_params()[0][name].asnumpy() for name in ("fc_weight", "fc_bias"))
+    expected = X @ weight.T + bias
+    np.testing.assert_allclose(mod.predict(ITERATORS[kind]()).asnumpy(), expected, rtol=1e-5)
+    mse = dict(mod.score(ITERATORS[kind](), "mse"))["mse"]
+    assert mse == pytest.approx(np.mean((expected[:, 0] - Y) ** 2), rel=1e-5)
+
+
 # -- keyword parameters of the file iterators (MXNet's dmlc parameter parsing) ------------
 def _mnist(tmp_path, **kwargs):
     image, label = order_inputs.write_mnist(str(tmp_path), 60)

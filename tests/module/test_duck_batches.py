@@ -154,7 +154,20 @@ def test_a_batch_without_bucket_key_runs_on_the_default_bucket(ctx):
     x, y = _dataset()
     mod = _fit(MODULES["BucketingModule"], ctx, SimpleIter(x, y, ctx))
     assert sorted(mod._buckets) == [7]
+    rows, labels = mx.nd.array(x[:BATCH], ctx=ctx), mx.nd.array(y[:BATCH], ctx=ctx)
+    mod.forward(mx.io.DataBatch([rows], [labels], bucket_key=7), is_train=False)
+    on_default = mod.get_outputs()[0].asnumpy()
+    # a keyed batch moves to bucket 3 (same network, so same outputs) ...
+    mod.forward(mx.io.DataBatch([rows], [labels], bucket_key=3), is_train=False)
+    assert mod._curr_bucket_key == 3
+    # ... a key of None stays there, a batch without the field goes back to the default
+    mod.forward(mx.io.DataBatch([rows], [labels]), is_train=False)
+    assert mod._curr_bucket_key == 3
+    mod.forward(SimpleBatch([rows], [labels]), is_train=False)
     assert mod._curr_bucket_key == 7
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), on_default)
+    mod.prepare(mx.io.DataBatch([rows], [labels], bucket_key=5))
+    assert sorted(mod._buckets) == [3, 5, 7] and mod._curr_bucket_key == 7
 
 
 def test_python_loss_module_reads_a_simple_batch(ctx):
