@@ -8,7 +8,6 @@ batches. The concrete iterators live beside this file: ``ndarray_iter``
 (a background thread in front of other iterators).
 """
 
-from builtins import next as builtins_next
 from collections import namedtuple
 
 import numpy as np
@@ -285,7 +284,7 @@ def next_batch(data_iter):
     the epoch.
     """
     if hasattr(type(data_iter), "__next__"):
-        return builtins_next(data_iter)
+        return next(data_iter)
     read = getattr(data_iter, "next", None)
     if not callable(read):
         raise TypeError(

@@ -117,6 +117,19 @@ def record_mnist_iter():
     return cases
 
 
+def _one_case_a_line(record):
+    """JSON with one line per recorded case: small, and a diff shows which case moved."""
+    lines = ["{"]
+    for number, (key, value) in enumerate(record.items()):
+        comma = "," if number < len(record) - 1 else ""
+        if isinstance(value, list):
+            cases = ",\n  ".join(json.dumps(case, separators=(",", ":")) for case in value)
+            lines.append(f' "{key}": [\n  {cases}\n ]{comma}')
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value)}{comma}")
+    return "\n".join(lines + ["}"]) + "\n"
+
+
 def main():
     record = {
         "mxnet": mx.__version__,
@@ -127,8 +140,7 @@ def main():
     }
     path = os.path.join(HERE, "..", "io", "data", "data_order.json")
     with open(path, "w") as handle:
-        json.dump(record, handle, indent=1)
-        handle.write("\n")
+        handle.write(_one_case_a_line(record))
     print("wrote", os.path.normpath(path))
 
 
