@@ -26,6 +26,7 @@ import argparse
 import importlib
 import inspect
 import os
+import random
 import re
 import tempfile
 from collections import Counter
@@ -167,15 +168,22 @@ def perplexity():
     return mx.metric.Perplexity(ignore_label=INVALID_LABEL)
 
 
-def score(module, val, seed=None):
-    """Validation perplexity; with ``seed``, the batches come in an order fixed by it.
-
-    The iterator reshuffles at every reset: seeding first makes two calls sum
-    the same batches in the same order, so equal models score exactly equal.
-    """
-    if seed is not None:
-        mx.random.seed(seed)
+def score(module, val):
+    """Validation perplexity over one pass of ``val`` (reset first, which reshuffles)."""
     return dict(module.score(val, perplexity()))["perplexity"]
+
+
+def score_fixed(module, make_val, seed):
+    """Validation perplexity over a fresh iterator whose order ``seed`` fixes.
+
+    BucketSentenceIter reshuffles at every reset, each time from the order the
+    last shuffle left (with Python's ``random`` and NumPy's global generator,
+    as in MXNet): a fresh iterator after seeding both makes two calls sum the
+    same batches in the same order, so equal models score exactly equal.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    return score(module, make_val())
 
 
 def untrained_perplexity(sym_gen, val, initializer):
@@ -188,13 +196,14 @@ def untrained_perplexity(sym_gen, val, initializer):
     return score(module, val)
 
 
-def reload_and_score(prefix, epoch, sym_gen, val, seed):
+def reload_and_score(prefix, epoch, sym_gen, make_val, seed):
     """A new BucketingModule from the checkpoint, bound for inference, scored again."""
+    val = make_val()
     module = mx.mod.BucketingModule.load(
         prefix, epoch, sym_gen=sym_gen, default_bucket_key=val.default_bucket_key, context=mx.cpu()
     )
     module.bind(data_shapes=val.provide_data, label_shapes=val.provide_label, for_training=False)
-    return score(module, val, seed)
+    return score_fixed(module, make_val, seed)
 
 
 def parse_args():
@@ -219,7 +228,8 @@ def parse_args():
 def main():
     args = parse_args()
     mx.random.seed(args.seed)
-    np.random.seed(args.seed)  # BucketSentenceIter's shuffle in MXNet; harmless in rebind
+    random.seed(args.seed)  # BucketSentenceIter's batch order (MXNet's and rebind's)
+    np.random.seed(args.seed)  # and its sentence order within buckets
 
     train_sentences, val_sentences, vocab = encoded_corpus(args.vocab_size, args.max_sentences)
     val_sentences = whole_batches(val_sentences, args.batch_size)
@@ -236,9 +246,13 @@ def main():
     train = mx.rnn.BucketSentenceIter(
         train_sentences, args.batch_size, buckets=BUCKETS, invalid_label=INVALID_LABEL
     )
-    val = mx.rnn.BucketSentenceIter(
-        val_sentences, args.batch_size, buckets=BUCKETS, invalid_label=INVALID_LABEL
-    )
+
+    def make_val():
+        return mx.rnn.BucketSentenceIter(
+            val_sentences, args.batch_size, buckets=BUCKETS, invalid_label=INVALID_LABEL
+        )
+
+    val = make_val()
     sym_gen = make_sym_gen(len(vocab), args.num_embed, args.num_hidden, args.num_layers)
     module = mx.mod.BucketingModule(
         sym_gen, default_bucket_key=train.default_bucket_key, context=mx.cpu()
@@ -267,11 +281,11 @@ def main():
             num_epoch=args.num_epochs,
             epoch_end_callback=mx.callback.do_checkpoint(prefix),
         )
-        trained = score(module, val, args.seed)
+        trained = score_fixed(module, make_val, args.seed)
         print(f"Validation perplexity: {trained:.4f}")
         # the bucket symbols and keys too, which BucketingModule.load needs
         module.save_checkpoint(prefix, args.num_epochs)
-        reloaded = reload_and_score(prefix, args.num_epochs, sym_gen, val, args.seed)
+        reloaded = reload_and_score(prefix, args.num_epochs, sym_gen, make_val, args.seed)
         print(f"reloaded from {prefix}-{args.num_epochs:04d}.params: perplexity {reloaded:.4f}")
 
 

@@ -12,7 +12,16 @@ from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["DataDesc", "DataBatch", "DataIter", "HeldBatchIter", "ResizeIter"]
+__all__ = [
+    "DataDesc",
+    "DataBatch",
+    "DataIter",
+    "HeldBatchIter",
+    "ResizeIter",
+    "as_desc",
+    "batch_size_of",
+    "next_batch",
+]
 
 
 class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
@@ -221,10 +230,10 @@ class HeldBatchIter(DataIter):
         return self.current_batch.label
 
     def getindex(self):
-        return self.current_batch.index
+        return getattr(self.current_batch, "index", None)
 
     def getpad(self):
-        return self.current_batch.pad
+        return getattr(self.current_batch, "pad", None) or 0
 
 
 class ResizeIter(HeldBatchIter):
@@ -237,7 +246,7 @@ class ResizeIter(HeldBatchIter):
     """
 
     def __init__(self, data_iter, size, reset_internal=True):
-        super().__init__(data_iter.batch_size)
+        super().__init__(batch_size_of(data_iter))
         if size < 0:
             raise ValueError(f"ResizeIter: size must be >= 0, got {size}")
         self.data_iter = data_iter
@@ -246,7 +255,7 @@ class ResizeIter(HeldBatchIter):
         self.cur = 0
         self.current_batch = None
         self.provide_data = data_iter.provide_data
-        self.provide_label = data_iter.provide_label
+        self.provide_label = getattr(data_iter, "provide_label", None)
         if hasattr(data_iter, "default_bucket_key"):
             self.default_bucket_key = data_iter.default_bucket_key
 
@@ -259,9 +268,52 @@ class ResizeIter(HeldBatchIter):
         if self.cur == self.size:
             return False
         try:
-            self.current_batch = self.data_iter.next()
+            self.current_batch = next_batch(self.data_iter)
         except StopIteration:
             self.data_iter.reset()
-            self.current_batch = self.data_iter.next()
+            self.current_batch = next_batch(self.data_iter)
         self.cur += 1
         return True
+
+
+def next_batch(data_iter):
+    """The iterator's next batch, whichever of ``__next__`` or ``next()`` it implements.
+
+    MXNet's ``DataIter.__next__`` calls ``next()``, so user iterators may
+    implement either (or only ``__iter__``/``__next__``); StopIteration ends
+    the epoch.
+    """
+    if hasattr(type(data_iter), "__next__"):
+        return next(data_iter)
+    read = getattr(data_iter, "next", None)
+    if not callable(read):
+        raise TypeError(
+            f"{type(data_iter).__name__} is not a data iterator: implement next() or "
+            "__next__ (subclass mx.io.DataIter)"
+        )
+    return read()
+
+
+def batch_size_of(data_iter):
+    """The iterator's ``batch_size``; else the leading size of its first data input; else 0.
+
+    User iterators that never call ``DataIter.__init__`` have no
+    ``batch_size``, and their ``provide_data`` may hold ``(name, shape)`` pairs.
+    """
+    size = getattr(data_iter, "batch_size", None)
+    if size is not None:
+        return size
+    descs = getattr(data_iter, "provide_data", None)
+    if descs:
+        shape = as_desc(descs[0]).shape
+        if shape:
+            return shape[0]
+    return 0
+
+
+def as_desc(desc):
+    """A DataDesc from a DataDesc or a ``(name, shape)`` pair (float32, NCHW)."""
+    if isinstance(desc, DataDesc):
+        return desc
+    name, shape = desc[0], desc[1]
+    return DataDesc(name, tuple(shape))

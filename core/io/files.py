@@ -18,6 +18,8 @@ from ..context import cpu
 from ..errors import FormatError
 from ..ndarray import array
 from .base import DataBatch, DataDesc, DataIter
+from .cxx_random import std_shuffle_order
+from .params import as_bool, as_int, as_shape, warn_ignored
 
 __all__ = ["CSVIter", "MNISTIter"]
 
@@ -147,6 +149,10 @@ class CSVIter(_HostBatchIter):
         data_name, label_name: the names in provide_data / provide_label.
         prefetch_buffer, ctx: accepted for MXNet compatibility; they have no
             effect, the whole file is read at construction.
+
+    Values may be given as strings, as MXNet's parameter parser reads them
+    (``batch_size='4'``, ``data_shape='(3,)'``, ``round_batch='0'``). Other
+    keywords are ignored, as in MXNet, with a warning naming them.
     """
 
     def __init__(
@@ -162,10 +168,13 @@ class CSVIter(_HostBatchIter):
         label_name="softmax_label",
         prefetch_buffer=4,
         ctx="gpu",
+        **ignored,
     ):
-        super().__init__(batch_size, data_name, label_name, dtype)
-        self.round_batch = bool(round_batch)
-        data_shape, label_shape = tuple(data_shape), tuple(label_shape)
+        warn_ignored("CSVIter", ignored)
+        super().__init__(_batch_size("CSVIter", batch_size), data_name, label_name, dtype)
+        self.round_batch = as_bool("CSVIter", "round_batch", round_batch)
+        data_shape = as_shape("CSVIter", "data_shape", data_shape)
+        label_shape = as_shape("CSVIter", "label_shape", label_shape)
         self._data = _rows_as(data_csv, read_csv(data_csv, self.dtype), data_shape, "data_shape")
         count = self._data.shape[0]
         if math.prod(label_shape) == 1:
@@ -209,7 +218,17 @@ class CSVIter(_HostBatchIter):
         return True
 
 
+def _batch_size(owner, batch_size):
+    return None if batch_size is None else as_int(owner, "batch_size", batch_size)
+
+
 # -- MNIST ----------------------------------------------------------------------------
+_MNIST_HINTS = {
+    "data_shape": "the shape comes from flat: flat=True gives (batch, rows*cols)",
+    "input_shape": "the shape comes from flat: flat=True gives (batch, rows*cols)",
+    "label_shape": "labels are always (batch,)",
+    "round_batch": "MNISTIter yields whole batches only",
+}
 _IMAGE_MAGIC, _LABEL_MAGIC = 2051, 2049
 
 
@@ -274,10 +293,16 @@ class MNISTIter(_HostBatchIter):
     Data comes as ``(batch, 1, rows, cols)``, or ``(batch, rows*cols)`` with
     ``flat=True``; labels as ``(batch,)``. Only whole batches are produced.
     ``num_parts`` / ``part_index`` read one contiguous part of the files (for
-    distributed training). ``shuffle`` permutes the examples once, from
-    ``seed``, so every epoch has the same order; the order differs from
-    MXNet's for the same seed. ``getindex()`` gives each example's row in the
-    file.
+    distributed training). ``shuffle`` permutes the examples (of the part)
+    once, exactly as MXNet does for the same ``seed`` (``std::shuffle`` with
+    ``std::mt19937(seed)``), so every epoch has that order. ``getindex()``
+    gives each example's row in the file.
+
+    As in MXNet, values may be strings (``shuffle='0'``, ``batch_size='100'``)
+    and keywords MNISTIter does not declare are ignored, here with a warning
+    naming them: ``data_shape=(784,)``, which some of MXNet's examples pass,
+    does not flatten (``flat=True`` does), exactly as in MXNet. Beyond MXNet,
+    ``dtype`` is honoured (MXNet 1.9.1 fails on any dtype but float32).
     """
 
     def __init__(
@@ -296,13 +321,25 @@ class MNISTIter(_HostBatchIter):
         dtype=None,
         prefetch_buffer=4,
         ctx="gpu",
+        **ignored,
     ):
-        super().__init__(batch_size, data_name, label_name, dtype)
+        warn_ignored("MNISTIter", ignored, _MNIST_HINTS)
+        super().__init__(_batch_size("MNISTIter", batch_size), data_name, label_name, dtype)
+        shuffle, flat, silent = (
+            as_bool("MNISTIter", name, value)
+            for name, value in (("shuffle", shuffle), ("flat", flat), ("silent", silent))
+        )
+        seed, num_parts, part_index = (
+            as_int("MNISTIter", name, value)
+            for name, value in zip(
+                ("seed", "num_parts", "part_index"), (seed, num_parts, part_index), strict=True
+            )
+        )
         images, labels = _read_mnist(image, label)
         start, end = shard_range(images.shape[0], num_parts, part_index)
         order = np.arange(start, end)
         if shuffle:
-            order = order[np.random.default_rng(seed).permutation(order.size)]
+            order = order[std_shuffle_order(order.size, seed)]
         self._images = images[order]  # uint8 until a batch is cut: a quarter of the memory
         self._labels = labels[order].astype(np.float32)
         self._order = order.astype(np.uint64)

@@ -13,7 +13,7 @@ What happens at the end of the data is ``last_batch_handle``'s business:
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import FormatError, ShapeError
 from ..ndarray import NDArray, array, concatenate
 from .base import DataBatch, DataDesc, DataIter
 
@@ -73,12 +73,16 @@ class NDArrayIter(DataIter):
             ``_1_data``, ..., one array is called ``data_name``.
         label: the labels, named the same way after ``label_name``; optional.
         batch_size: examples per batch.
-        shuffle: draw a new order of the examples at construction and at every
-            reset, from rebind's random stream of the data's context (so
-            ``mx.random.seed`` makes it reproducible). As in MXNet, shuffled
+        shuffle: reorder the examples at construction and at every reset
+            exactly as MXNet does: ``np.random.shuffle`` (NumPy's global
+            generator, so ``np.random.seed`` reproduces MXNet's batches) of the
+            kept index array ``idx``, whose rows of the current (already
+            reordered) data become the new order. As in MXNet, shuffled
             inputs are stored as float32 whatever their dtype was.
         last_batch_handle: 'pad', 'discard' or 'roll_over' (see the module).
         data_name, label_name: the names of single inputs.
+        layout: the layout the DataDescs report ('NCHW' as in MXNet); its
+            batch axis ('N') must be the first (others raise NotImplementedError).
         num_parts, part_index: keep only part ``part_index`` of ``num_parts``
             equal, contiguous parts of the examples (rebind; MXNet's NDArrayIter
             has no such arguments, its MNISTIter and CSVIter do). For
@@ -100,10 +104,19 @@ class NDArrayIter(DataIter):
         last_batch_handle="pad",
         data_name="data",
         label_name="softmax_label",
+        layout="NCHW",
         num_parts=1,
         part_index=0,
     ):
         super().__init__(batch_size)
+        if DataDesc.get_batch_axis(layout) != 0:
+            raise NotImplementedError(
+                f"NDArrayIter: layout {layout!r} puts the batch axis at "
+                f"{DataDesc.get_batch_axis(layout)}; rebind cuts batches along axis 0 only "
+                "(MXNet counts the examples on axis 0 whatever the layout, and fails for "
+                "1-D labels); move the batch axis first, e.g. layout='NC'"
+            )
+        self.layout = layout
         if last_batch_handle not in LAST_BATCH_HANDLES:
             raise ValueError(
                 f"NDArrayIter: last_batch_handle must be one of {LAST_BATCH_HANDLES}, "
@@ -121,6 +134,8 @@ class NDArrayIter(DataIter):
             self.label = [(name, value[rows]) for name, value in self.label]
             self.num_data = rows.stop - rows.start
         self.idx = np.arange(self.num_data)
+        # the original position of each example as the data is ordered now
+        self.rows = np.arange(self.num_data)
         self.shuffle = shuffle
         self.last_batch_handle = last_batch_handle
         self.cursor = -self.batch_size
@@ -147,7 +162,7 @@ class NDArrayIter(DataIter):
 
     def _describe(self, inputs):
         return [
-            DataDesc(name, (self.batch_size,) + tuple(value.shape[1:]), value.dtype)
+            DataDesc(name, (self.batch_size,) + tuple(value.shape[1:]), value.dtype, self.layout)
             for name, value in inputs
         ]
 
@@ -223,14 +238,35 @@ class NDArrayIter(DataIter):
         end = min(self.cursor + self.batch_size, self.num_data)
         return [value[self.cursor : end] for _, value in inputs]
 
+    # -- the order, for resume points (rebind) ---------------------------------
+    def order_state(self):
+        """The example order as JSON-ready lists: ``rows`` (original positions) and ``idx``."""
+        return {"rows": [int(i) for i in self.rows], "idx": [int(i) for i in self.idx]}
+
+    def restore_order_state(self, state):
+        """Put the examples back in the order ``order_state`` gave (same data, any order now)."""
+        rows = np.asarray(state["rows"], dtype=np.int64)
+        if sorted(rows.tolist()) != list(range(self.num_data)):
+            raise FormatError(
+                f"NDArrayIter: the saved example order does not fit this data "
+                f"({rows.size} examples saved, {self.num_data} here)"
+            )
+        position = np.empty_like(self.rows)
+        position[self.rows] = np.arange(self.num_data)
+        take = position[rows]
+        self.data = [(name, _take_rows(value, take)) for name, value in self.data]
+        self.label = [(name, _take_rows(value, take)) for name, value in self.label]
+        self.rows = rows
+        self.idx = np.asarray(state.get("idx", range(self.num_data)), dtype=self.idx.dtype)
+
     def _shuffle_data(self):
-        ctx = self.data[0][1].context
-        order = np.asarray(
-            ctx.backend.to_host(ctx.backend.permutation(self.num_data, ctx.device_id))
-        )
-        self.idx = self.idx[order]
-        self.data = [(name, _shuffled(value, order)) for name, value in self.data]
-        self.label = [(name, _shuffled(value, order)) for name, value in self.label]
+        # MXNet's draw, exactly: shuffle the kept index array in place with NumPy's
+        # global generator, then take those rows of the data as it is now (already
+        # reordered by the previous shuffles), so np.random.seed gives MXNet's order
+        np.random.shuffle(self.idx)
+        self.rows = self.rows[self.idx]
+        self.data = [(name, _shuffled(value, self.idx)) for name, value in self.data]
+        self.label = [(name, _shuffled(value, self.idx)) for name, value in self.label]
 
 
 def _shuffled(source, order):

@@ -14,7 +14,7 @@ import threading
 import weakref
 
 from ..context import Context, current_context
-from .base import DataBatch, DataDesc, HeldBatchIter
+from .base import DataBatch, DataDesc, HeldBatchIter, as_desc, next_batch
 
 __all__ = ["PrefetchingIter"]
 
@@ -65,7 +65,7 @@ class _Worker:
 
     def _read_one(self):
         try:
-            return (_BATCH, self.iterator.next())
+            return (_BATCH, next_batch(self.iterator))
         except StopIteration:
             return (_END, None)
         except Exception as exc:  # handed to the consumer, raised there
@@ -143,7 +143,7 @@ class PrefetchingIter(HeldBatchIter):
         self.n_iter = len(self.iters)
         self.rename_data = _check_renames("rename_data", rename_data, self.n_iter)
         self.rename_label = _check_renames("rename_label", rename_label, self.n_iter)
-        self.batch_size = self.provide_data[0].shape[0]
+        self.batch_size = as_desc(self.provide_data[0]).shape[0]
         self.current_batch = None
         ctx = current_context()
         self._workers = [
@@ -158,7 +158,8 @@ class PrefetchingIter(HeldBatchIter):
 
     @property
     def provide_label(self):
-        return _renamed([it.provide_label for it in self.iters], self.rename_label)
+        labels = [getattr(it, "provide_label", None) or [] for it in self.iters]
+        return _renamed(labels, self.rename_label)
 
     def close(self):
         """Stop the background threads; the iterator cannot be used afterwards."""
@@ -207,23 +208,23 @@ class PrefetchingIter(HeldBatchIter):
         return True
 
     def _join(self, batches):
-        pads = [batch.pad for batch in batches]
+        pads = [getattr(batch, "pad", 0) for batch in batches]
         if len(set(pads)) > 1:
             raise ValueError(f"PrefetchingIter: the wrapped batches have different pads {pads}")
         first = batches[0]
         return DataBatch(
             data=[array for batch in batches for array in batch.data],
-            label=[array for batch in batches for array in (batch.label or [])],
-            pad=first.pad,
-            index=first.index,
-            bucket_key=first.bucket_key,
+            label=[array for batch in batches for array in (getattr(batch, "label", None) or [])],
+            pad=pads[0],
+            index=getattr(first, "index", None),
+            bucket_key=getattr(first, "bucket_key", None),
             provide_data=self._batch_descs(batches, "provide_data", self.rename_data),
             provide_label=self._batch_descs(batches, "provide_label", self.rename_label),
         )
 
     def _batch_descs(self, batches, what, renames):
         """The batches' own descriptions where all have them, else the iterator's."""
-        own = [getattr(batch, what) for batch in batches]
+        own = [getattr(batch, what, None) for batch in batches]
         if all(descs is not None for descs in own):
             return _renamed(own, renames)
         return getattr(self, what)
@@ -243,11 +244,11 @@ def _check_renames(what, renames, count):
 
 def _renamed(desc_lists, renames):
     if renames is None:
-        return [desc for descs in desc_lists for desc in descs]
+        return [as_desc(desc) for descs in desc_lists for desc in descs]
     joined = []
     for descs, mapping in zip(desc_lists, renames, strict=True):
         for desc in descs:
-            desc = desc if isinstance(desc, DataDesc) else DataDesc(*desc)
+            desc = as_desc(desc)
             name = mapping.get(desc.name, desc.name)
             joined.append(DataDesc(name, desc.shape, desc.dtype, desc.layout))
     return joined

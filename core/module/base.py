@@ -22,7 +22,14 @@ from .. import metric as metric_mod
 from .. import model
 from .. import ndarray as nd
 from ..io import DataBatch, DataIter
-from .batch_fields import call_all, pad_of
+from .batch_fields import (
+    batch_labels,
+    call_all,
+    is_data_iterator,
+    iterate_batches,
+    pad_of,
+    reset_iterator,
+)
 from .lifecycle import Lifecycle
 from .training import FitSettings, run_fit
 
@@ -106,20 +113,18 @@ class BaseModule:
         """
         self._lifecycle.require("forward", "score")
         if reset:
-            eval_data.reset()
+            reset_iterator(eval_data)
         if not isinstance(eval_metric, metric_mod.EvalMetric):
             eval_metric = metric_mod.create(eval_metric)
         eval_metric.reset()
         actual_num_batch = 0
-        for nbatch, eval_batch in enumerate(eval_data):
+        for nbatch, eval_batch in enumerate(iterate_batches(eval_data)):
             if num_batch is not None and nbatch == num_batch:
                 break
             self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
             self.forward(eval_batch, is_train=False)
-            if isinstance(eval_batch, list):
-                self.update_metric(eval_metric, [b.label for b in eval_batch], pre_sliced=True)
-            else:
-                self.update_metric(eval_metric, eval_batch.label)
+            pre_sliced = isinstance(eval_batch, list)
+            self.update_metric(eval_metric, batch_labels(eval_batch), pre_sliced=pre_sliced)
             if batch_end_callback is not None:
                 call_all(
                     batch_end_callback, model.BatchEndParam(epoch, nbatch, eval_metric, locals())
@@ -136,8 +141,8 @@ class BaseModule:
         """Yield ``(outputs, batch index, batch)`` per batch; ``outputs`` exclude padding."""
         self._lifecycle.require("forward", "iter_predict")
         if reset:
-            eval_data.reset()
-        for nbatch, eval_batch in enumerate(eval_data):
+            reset_iterator(eval_data)
+        for nbatch, eval_batch in enumerate(iterate_batches(eval_data)):
             if num_batch is not None and nbatch == num_batch:
                 break
             self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
@@ -172,10 +177,10 @@ class BaseModule:
                 eval_data = nd.array(eval_data)
             self.forward(DataBatch([eval_data]), is_train=False)
             return self.get_outputs()[0]
-        if not isinstance(eval_data, DataIter):
+        if not isinstance(eval_data, DataIter) and not is_data_iterator(eval_data):
             raise ValueError(
-                f"predict: eval_data must be a DataIter, an NDArray or a NumPy "
-                f"array, got {type(eval_data).__name__}"
+                f"predict: eval_data must be a DataIter (or an object with __iter__ "
+                f"or next()), an NDArray or a NumPy array, got {type(eval_data).__name__}"
             )
         batches = [
             [out.copy() for out in outputs]

@@ -29,6 +29,13 @@ from .. import ndarray as nd
 from .. import symbol as sym
 from ..io import DataDesc
 from ..symbol.names import NameManager
+from .batch_fields import (
+    bucket_key_of,
+    data_of,
+    label_of,
+    provide_data_of,
+    provide_label_of,
+)
 from .inputs import check_input_names
 from .module import Module
 from .switching import SwitchingModule
@@ -214,21 +221,31 @@ class BucketingModule(SwitchingModule):
 
     def _switch_for(self, data_batch):
         """``switch_bucket`` to the batch's bucket; shapes from the batch if it has no provide_*."""
-        key = data_batch.bucket_key
-        data_shapes, label_shapes = data_batch.provide_data, data_batch.provide_label
+        key = self._key_of(data_batch)
+        data_shapes, label_shapes = provide_data_of(data_batch), provide_label_of(data_batch)
         if data_shapes is None and key not in self._buckets:
             _, data_names, label_names = self._call_sym_gen(key)
-            data_shapes = _descs(data_names, data_batch.data)
-            if label_shapes is None and data_batch.label:
-                label_shapes = _descs(label_names, data_batch.label)
+            data_shapes = _descs(data_names, data_of(data_batch))
+            labels = label_of(data_batch)
+            if label_shapes is None and labels:
+                label_shapes = _descs(label_names, labels)
         self.switch_bucket(key, data_shapes, label_shapes)
+
+    def _key_of(self, data_batch):
+        """The bucket a batch runs on: its ``bucket_key``, else the current or default one.
+
+        A key of None keeps the current bucket; a batch without the field (a
+        user's two-field batch) runs on the default bucket.
+        """
+        key = bucket_key_of(data_batch, missing=self._default_bucket_key)
+        return self._curr_bucket_key if key is None else key
 
     # -- computation ----------------------------------------------------------------------
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Bind the batch's bucket if it is new, then return to the current bucket."""
         self._lifecycle.require("forward", "prepare")
         original = self._curr_bucket_key
-        if data_batch.bucket_key is not None:
+        if self._key_of(data_batch) != original:
             self._switch_for(data_batch)
         self._curr_module.prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
         self.switch_bucket(original, None, None)
@@ -236,14 +253,16 @@ class BucketingModule(SwitchingModule):
     def forward(self, data_batch, is_train=None):
         """Switch to ``data_batch.bucket_key``'s bucket and run its Module forward.
 
-        Where rebind differs: a batch without a bucket key runs on the current
-        bucket (MXNet would call ``sym_gen(None)``), so ``predict`` on a bare
-        array works; a new bucket's batch without ``provide_data`` is bound for
-        the shapes of its arrays.
+        Where rebind differs (MXNet fails reading a missing ``bucket_key`` or
+        calls ``sym_gen(None)``): a batch with no ``bucket_key`` field (a
+        user's two-field batch) runs on the default bucket; one whose key is
+        None (``predict`` on a bare array) runs on the current bucket. A new
+        bucket's batch without ``provide_data`` is bound for the shapes of its
+        arrays.
         """
         self._lifecycle.require("forward", "forward")
-        key = data_batch.bucket_key
-        if key is not None and key != self._curr_bucket_key:
+        key = self._key_of(data_batch)
+        if key != self._curr_bucket_key:
             self._switch_for(data_batch)
         self._curr_module.forward(data_batch, is_train=is_train)
         self._note_forward(is_train)

@@ -17,6 +17,7 @@ import logging
 from ..errors import LifecycleError, ShapeError
 from ..io import DataDesc
 from ..ndarray import NDArray
+from .batch_fields import data_of, label_of
 from .slicing import copy_batch_part, load_sliced, prepare_group2ctxs, slice_axis, split_input_slice
 from .slicing import merge_multi_context as merge_contexts
 
@@ -262,9 +263,10 @@ class DataParallelExecutorGroup:
             is_train = self.for_training
         single = self._single
         if single is not None and not isinstance(data_batch, list):
-            copy_batch_part(data_batch.data, self._data_targets)
-            if self.label_arrays and data_batch.label:
-                copy_batch_part(self._kept_labels(data_batch.label), self._label_targets)
+            copy_batch_part(data_of(data_batch), self._data_targets)
+            labels = label_of(data_batch)
+            if self.label_arrays and labels:
+                copy_batch_part(self._kept_labels(labels), self._label_targets)
             single.forward(is_train=is_train)
             return
         self._load(data_batch, "data", self.data_arrays, self.data_layouts)
@@ -275,15 +277,15 @@ class DataParallelExecutorGroup:
 
     def _load(self, data_batch, part, targets, axes):
         if isinstance(data_batch, list):  # already sliced: one DataBatch per context
-            if not getattr(data_batch[0], part):
+            if not _part_of(data_batch[0], part):
                 return
             for index, batch in enumerate(data_batch):
-                sources = getattr(batch, part)
+                sources = _part_of(batch, part)
                 if part == "label":
                     sources = self._kept_labels(sources)
                 copy_batch_part(sources, [t[index][1] for t in targets])
             return
-        sources = getattr(data_batch, part)
+        sources = _part_of(data_batch, part)
         if sources:
             if part == "label":
                 sources = self._kept_labels(sources)
@@ -413,3 +415,8 @@ def _average_into(block, target):
     if source.dtype != target.dtype:
         source = source.astype(target.dtype)
     source.copyto(target)
+
+
+def _part_of(batch, part):
+    """The batch's ``data`` or ``label`` arrays (None for a batch without labels)."""
+    return data_of(batch) if part == "data" else label_of(batch)

@@ -17,6 +17,7 @@ from ..io import DataDesc
 from ..model import load_checkpoint, save_checkpoint
 from ..ndarray import zeros
 from .base import BaseModule
+from .batch_fields import data_of, label_of, provide_data_of, provide_label_of
 from .executor_group import DataParallelExecutorGroup
 from .inputs import check_input_names, parse_data_desc
 from .optimizing import OptimizingMixin
@@ -269,7 +270,7 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         if isinstance(data_batch, list):
             shapes = _list_batch_shapes(data_batch)
         else:
-            shapes = tuple(array.shape for array in data_batch.data)
+            shapes = tuple(array.shape for array in data_of(data_batch))
         if shapes != self._curr_data_shapes:
             self._reshape_for(data_batch, shapes)
         self._exec_group.forward(data_batch, is_train)
@@ -287,13 +288,13 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         """
         batches = data_batch if isinstance(data_batch, list) else [data_batch]
         single = None if isinstance(data_batch, list) else data_batch
-        new_data = getattr(single, "provide_data", None) or [
+        new_data = provide_data_of(single) or [
             DataDesc(d.name, shape, d.dtype, d.layout)
             for d, shape in zip(self._data_shapes, shapes, strict=True)
         ]
-        new_label = getattr(single, "provide_label", None)
+        new_label = provide_label_of(single)
         if not new_label and self._label_shapes:
-            labels = getattr(batches[0], "label", None)
+            labels = label_of(batches[0])
             if labels:
                 new_label = [
                     DataDesc(
@@ -376,9 +377,9 @@ def _list_batch_shapes(batches):
     if not batches:
         raise ValueError("Module.forward: got an empty list of data batches")
     shapes = []
-    for index in range(len(batches[0].data)):
-        shape = tuple(batches[0].data[index].shape)
-        if any(tuple(b.data[index].shape) != shape for b in batches):
+    for index in range(len(data_of(batches[0]))):
+        shape = tuple(data_of(batches[0])[index].shape)
+        if any(tuple(data_of(b)[index].shape) != shape for b in batches):
             raise ValueError("Module.forward: all data batches in a list need the same shapes")
         shapes.append((len(batches) * shape[0],) + shape[1:])
     return tuple(shapes)

@@ -24,8 +24,10 @@ import logging
 
 from .. import model
 from ..io import DataDesc
+from .batch_fields import data_of, label_of
 from .inputs import as_descs, check_input_names
 from .module import Module
+from .module import _resized_labels as resized_labels
 from .switching import SwitchingModule
 
 __all__ = ["MutableModule"]
@@ -203,9 +205,9 @@ class MutableModule(SwitchingModule):
         self._note_forward(is_train)
 
     def _shapes_changed(self, data_batch):
-        if tuple(tuple(array.shape) for array in data_batch.data) != self._curr_data_shapes:
+        if tuple(tuple(array.shape) for array in data_of(data_batch)) != self._curr_data_shapes:
             return True
-        labels = data_batch.label
+        labels = label_of(data_batch)
         if not labels or self._curr_label_shapes is None:
             return False
         return tuple(tuple(array.shape) for array in labels) != self._curr_label_shapes
@@ -213,10 +215,14 @@ class MutableModule(SwitchingModule):
     def _rebind_for(self, data_batch):
         """Bind a Module for the batch's shapes, sharing with the current one; make it current."""
         current = self._curr_module
-        data_descs = _like(current.data_shapes, data_batch.data)
+        data_descs = _like(current.data_shapes, data_of(data_batch))
+        labels = label_of(data_batch)
         label_descs = None
-        if data_batch.label and current.label_shapes:
-            label_descs = _like(current.label_shapes, data_batch.label)
+        if labels and current.label_shapes:
+            label_descs = _like(current.label_shapes, labels)
+        elif current.label_shapes:
+            # a batch without labels (prediction): keep them, at the new batch size
+            label_descs = resized_labels(current.label_shapes, data_descs)
         module = self._bind_shared(self._new_module(), data_descs, label_descs, current)
         # the CPU copies are shared too: the new Module must refresh them when asked
         module._params_dirty = current._params_dirty or self._params_dirty

@@ -16,6 +16,7 @@ import logging
 
 from .. import ndarray as nd
 from .base import DEFAULT_INITIALIZER, BaseModule
+from .batch_fields import data_of, label_of
 from .inputs import as_descs
 
 __all__ = ["PythonModule", "PythonLossModule"]
@@ -232,17 +233,18 @@ class PythonLossModule(PythonModule):
     def forward(self, data_batch, is_train=None):
         """Keep the scores (``data_batch.data[0]``) and, when training, the labels."""
         self._lifecycle.require("bound_only", "forward")
-        self._scores = data_batch.data[0]
+        self._scores = data_of(data_batch)[0]
         if is_train is None:
             is_train = self.for_training
         if is_train:
-            if not data_batch.label:
+            labels = label_of(data_batch)
+            if not labels:
                 raise ValueError(
                     f"{type(self).__name__}.forward: training needs labels, but "
                     "the batch has none; give the DataBatch its label (or "
                     "forward with is_train=False)"
                 )
-            self._labels = data_batch.label[0]
+            self._labels = labels[0]
 
     def get_outputs(self, merge_multi_context=True):
         """``[scores]``: the input of the last ``forward``, unchanged."""

@@ -7,8 +7,10 @@ two files::
     prefix-%04d.params            parameters and auxiliary states
     prefix-%04d.states            optimizer states with the optimizer itself
                                   (update counters, learning-rate scheduler)
-    prefix-%04d.resume.json       the epoch, the random streams of every backend
-                                  and, for a shuffling NDArrayIter, its example order
+    prefix-%04d.resume.json       the epoch, the random streams of every backend,
+                                  NumPy's global generator and Python's ``random``
+                                  (MXNet's iterators shuffle with them), and the
+                                  training iterator's example order
 
 The JSON file is written last, so its presence marks a complete point.
 ``fit(resume_from=prefix)`` loads the newest point: parameters, optimizer
@@ -19,7 +21,8 @@ uninterrupted one would have. Pass ``ResumeCheckpoint(module, prefix)`` as an
 epoch is completely over (after evaluation), so evaluation's use of the random
 streams is accounted for.
 
-Limits: the example order is restored for ``NDArrayIter`` only; another
+Limits: the example order is restored for iterators with ``order_state`` /
+``restore_order_state`` (``NDArrayIter``, ``BucketSentenceIter``); another
 iterator that shuffles continues from its own state. The saved optimizer wins
 over the one given to the resumed ``fit``.
 """
@@ -27,6 +30,7 @@ over the one given to the resumed ``fit``.
 import glob
 import json
 import os
+import random
 import re
 
 import attrs
@@ -36,7 +40,7 @@ from .. import model
 from .. import random as mx_random
 from ..errors import FormatError
 from ..fileutil import write_atomic
-from ..ndarray import NDArray
+from .batch_fields import reset_iterator
 
 __all__ = ["ResumeCheckpoint", "ResumePoint", "save_resume_point", "load_point", "restore_point"]
 
@@ -77,18 +81,36 @@ def save_resume_point(module, prefix, epoch):
         "epoch": epoch,
         "num_update": getattr(optimizer, "num_update", None),
         "rng": mx_random.get_state(),
-        "data_order": _data_order(module),
+        "host_rng": _host_rng_state(),
+        "data_state": _data_state(module),
     }
     text = json.dumps(record, separators=(",", ":")).encode("utf-8")
     write_atomic(f"{prefix}-{epoch:04d}{SUFFIX}", text)
 
 
-def _data_order(module):
+def _data_state(module):
+    """The training iterator's example order, where it can tell it (shuffling iterators)."""
     run = getattr(module, "_fit_run", None)
     data = None if run is None else run.train_data
-    if data is None or not getattr(data, "shuffle", False) or not hasattr(data, "idx"):
-        return None
-    return [int(i) for i in np.asarray(data.idx)]
+    order_state = getattr(data, "order_state", None)
+    return order_state() if callable(order_state) else None
+
+
+def _host_rng_state():
+    """NumPy's global generator and Python's ``random``: MXNet's iterators shuffle with them."""
+    name, keys, position, has_gauss, gauss = np.random.get_state()
+    version, internal, gauss_next = random.getstate()
+    return {
+        "numpy": [name, [int(k) for k in keys], int(position), int(has_gauss), float(gauss)],
+        "python": [version, list(internal), gauss_next],
+    }
+
+
+def _set_host_rng_state(state):
+    name, keys, position, has_gauss, gauss = state["numpy"]
+    np.random.set_state((name, np.asarray(keys, dtype=np.uint32), position, has_gauss, gauss))
+    version, internal, gauss_next = state["python"]
+    random.setstate((version, tuple(internal), gauss_next))
 
 
 def _latest_epoch(prefix):
@@ -138,35 +160,16 @@ def restore_point(module, point, train_data):
     """
     module.load_optimizer_states(point.states_file)
     mx_random.set_state(point.record["rng"])
-    order = point.record.get("data_order")
-    if order is not None:
-        _restore_order(train_data, order)
-    train_data.reset()
+    if point.record.get("host_rng") is not None:
+        _set_host_rng_state(point.record["host_rng"])
+    data_state = point.record.get("data_state")
+    if data_state is not None and callable(getattr(train_data, "restore_order_state", None)):
+        train_data.restore_order_state(data_state)
+    elif point.record.get("data_order") is not None:  # a point written before data_state
+        train_data.restore_order_state({"rows": point.record["data_order"]})
+    reset_iterator(train_data)
     module.logger.info("Resumed from %s at epoch %d", point.prefix, point.epoch)
     return point.epoch
-
-
-def _restore_order(data, order):
-    """Put a shuffling NDArrayIter's examples back in the saved order."""
-    current = np.asarray(data.idx)
-    order = np.asarray(order, dtype=current.dtype)
-    if sorted(order.tolist()) != sorted(current.tolist()):
-        raise FormatError(
-            "resume point: the saved example order does not fit this training "
-            f"data ({len(order)} examples saved, {len(current)} here)"
-        )
-    position = np.empty_like(current)
-    position[current] = np.arange(current.size)
-    rows = position[order]
-
-    def reorder(value):
-        ctx = value.context
-        index = ctx.backend.asarray(rows, np.int64, ctx.device_id)
-        return NDArray(value.data[index], ctx)
-
-    data.data = [(name, reorder(value)) for name, value in data.data]
-    data.label = [(name, reorder(value)) for name, value in data.label]
-    data.idx = order
 
 
 class ResumeCheckpoint:

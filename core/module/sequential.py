@@ -11,12 +11,12 @@ network; it is the way to put a module that is not a symbol (a
 ``PythonLossModule``, say) into a network.
 """
 
-import copy
 import logging
 
 from ..errors import LifecycleError
 from ..io import DataDesc
 from .base import DEFAULT_INITIALIZER, BaseModule
+from .batch_fields import relay_batch
 from .inputs import as_descs
 from .lifecycle import Lifecycle
 
@@ -261,13 +261,15 @@ class SequentialModule(BaseModule):
     def forward(self, data_batch, is_train=None):
         """Run the modules in order, each on the previous one's outputs.
 
-        ``data_batch`` is copied shallowly so its ``pad``, ``index`` and
-        ``bucket_key`` travel along; its ``data`` and ``provide_data`` are
-        replaced between modules (``provide_data`` names the data as the next
-        module was bound with, so it stays right under auto-wiring).
+        The batch's fields (``label``, ``pad``, ``index``, ``bucket_key``, those
+        it has) travel along in a shallow stand-in, whose ``data`` and
+        ``provide_data`` are replaced between modules (``provide_data`` names
+        the data as the next module was bound with, so it stays right under
+        auto-wiring). The stand-in makes immutable batches work too (a
+        ``namedtuple('Batch', ['data'])``, which MXNet fails to modify).
         """
         self._lifecycle.require("forward", "forward")
-        batch = copy.copy(data_batch)
+        batch = relay_batch(data_batch)
         last = len(self._modules) - 1
         for index, module in enumerate(self._modules):
             module.forward(batch, is_train=is_train)

@@ -20,7 +20,15 @@ from ..errors import StopTraining
 from ..model import BatchEndParam
 from ..registry import get_plugin_manager
 from . import resume
-from .batch_fields import call_all, pad_of
+from .batch_fields import (
+    batch_labels,
+    call_all,
+    data_of,
+    iterate_batches,
+    iterator_descs,
+    pad_of,
+    reset_iterator,
+)
 
 __all__ = ["FitSettings", "FitRun", "run_fit"]
 
@@ -70,9 +78,10 @@ class FitRun:
 def _prepare(module, s):
     """Bind, initialize and install the optimizer; returns the first epoch to run."""
     data = s.train_data
+    data_descs, label_descs = iterator_descs(data)
     module.bind(
-        data_shapes=data.provide_data,
-        label_shapes=data.provide_label,
+        data_shapes=data_descs,
+        label_shapes=label_descs,
         for_training=True,
         force_rebind=s.force_rebind,
     )
@@ -166,7 +175,7 @@ def _run_epoch(module, s, epoch, eval_metric, validation_metric, hook):
         seconds=seconds,
     )
     module._fit_run.finish_epoch()
-    s.train_data.reset()
+    reset_iterator(s.train_data)
 
 
 class _MetricSnapshot:
@@ -197,7 +206,7 @@ def _unzip(pairs):
 
 def _train_batches(module, s, epoch, eval_metric, hook):
     """One pass over the training data; returns the metric's ``(name, value)`` pairs."""
-    data_iter = iter(s.train_data)
+    data_iter = iterate_batches(s.train_data)
     try:
         next_batch = next(data_iter)
     except StopIteration:
@@ -227,10 +236,7 @@ def _train_batches(module, s, epoch, eval_metric, hook):
 def _train_step(module, batch, eval_metric):
     module.forward_backward(batch)
     module.update()
-    if isinstance(batch, list):
-        module.update_metric(eval_metric, [b.label for b in batch], pre_sliced=True)
-    else:
-        module.update_metric(eval_metric, batch.label)
+    module.update_metric(eval_metric, batch_labels(batch), pre_sliced=isinstance(batch, list))
 
 
 def _batch_end(module, s, epoch, nbatch, batch, eval_metric, hook, loop_locals):
@@ -251,4 +257,4 @@ def _batch_end(module, s, epoch, nbatch, batch, eval_metric, hook, loop_locals):
 def _samples(batch):
     """Examples in a batch (or list of per-device batches), padding excluded."""
     batches = batch if isinstance(batch, list) else [batch]
-    return sum(b.data[0].shape[0] - pad_of(b) for b in batches)
+    return sum(data_of(b)[0].shape[0] - pad_of(b) for b in batches)

@@ -9,6 +9,7 @@ the data shifted by one step (the next word), each tagged with its
 length.
 """
 
+import random
 import warnings
 
 import numpy as np
@@ -131,10 +132,10 @@ class BucketSentenceIter(DataIter):
             all workers run epochs of the same length. (Not in MXNet.)
 
     ``reset`` (called by the constructor and at every epoch) shuffles the order
-    of the batches and the sentences within each bucket, drawing from rebind's
-    random stream of the context current at construction, where the arrays
-    also live: ``mx.random.seed`` makes the order reproducible. (MXNet draws
-    from Python's and NumPy's global generators.)
+    of the batches with Python's ``random.shuffle`` and the sentences within
+    each bucket with ``np.random.shuffle``, as MXNet does, so a script seeding
+    ``random`` and ``np.random`` gets MXNet's batches. The arrays live on the
+    context current at construction.
     """
 
     def __init__(
@@ -171,7 +172,6 @@ class BucketSentenceIter(DataIter):
             _padded(sentences, rows[part_index::num_parts], length, invalid_label, dtype)
             for rows, length in zip(members, buckets, strict=True)
         ]
-        self._labels = [_shifted(padded, invalid_label) for padded in self.data]
         # each part can fill (bucket size // num_parts) // batch_size batches of every bucket
         self.idx = [
             (i, start)
@@ -181,6 +181,8 @@ class BucketSentenceIter(DataIter):
         self._descs = [self._describe(length) for length in self.buckets]
         self.provide_data, self.provide_label = self._describe(self.default_bucket_key)
         self._ctx = current_context()
+        # each bucket's sentences as ordered now, by their position in the bucket at the start
+        self.rows = [np.arange(data.shape[0]) for data in self.data]
         self.curr_idx = 0
         self.nddata = []
         self.ndlabel = []
@@ -197,18 +199,48 @@ class BucketSentenceIter(DataIter):
     def reset(self):
         """Start a new epoch: shuffle the order of the batches and the sentences of each bucket."""
         self.curr_idx = 0
-        order = self._permutation(len(self.idx))
-        self.idx = [self.idx[k] for k in order]
+        # MXNet's draws, in its order: Python's random.shuffle of the batch list,
+        # then NumPy's global shuffle of each bucket's rows, both in place, so
+        # every epoch reshuffles the previous epoch's order
+        random.shuffle(self.idx)
+        for bucket, data in enumerate(self.data):
+            # np.random.shuffle draws the same for an index vector as for the rows
+            order = np.arange(data.shape[0])
+            np.random.shuffle(order)
+            self.data[bucket] = data[order]
+            self.rows[bucket] = self.rows[bucket][order]
+        self._upload()
+
+    def _upload(self):
+        """The device copies of the buckets, as ordered now, and their labels."""
         self.nddata = []
         self.ndlabel = []
-        for data, label in zip(self.data, self._labels, strict=True):
-            rows = self._permutation(data.shape[0])
-            self.nddata.append(nd.array(data[rows], ctx=self._ctx, dtype=self.dtype))
-            self.ndlabel.append(nd.array(label[rows], ctx=self._ctx, dtype=self.dtype))
+        for data in self.data:
+            label = _shifted(data, self.invalid_label)
+            self.nddata.append(nd.array(data, ctx=self._ctx, dtype=self.dtype))
+            self.ndlabel.append(nd.array(label, ctx=self._ctx, dtype=self.dtype))
 
-    def _permutation(self, count):
-        backend = self._ctx.backend
-        return np.asarray(backend.to_host(backend.permutation(count, self._ctx.device_id)))
+    def order_state(self):
+        """The batch order and each bucket's sentence order, JSON-ready (for resume points)."""
+        return {
+            "idx": [[int(i), int(j)] for i, j in self.idx],
+            "rows": [[int(r) for r in rows] for rows in self.rows],
+        }
+
+    def restore_order_state(self, state):
+        """Put batches and sentences back in the order ``order_state`` gave."""
+        saved = [np.asarray(rows, dtype=np.int64) for rows in state["rows"]]
+        if [sorted(r.tolist()) for r in saved] != [sorted(r.tolist()) for r in self.rows]:
+            raise ValueError(
+                "BucketSentenceIter: the saved sentence order does not fit these buckets"
+            )
+        for bucket, rows in enumerate(saved):
+            position = np.empty_like(self.rows[bucket])
+            position[self.rows[bucket]] = np.arange(rows.size)
+            self.data[bucket] = self.data[bucket][position[rows]]
+            self.rows[bucket] = rows
+        self.idx = [tuple(pair) for pair in state["idx"]]
+        self._upload()
 
     def next(self):
         """The next batch; StopIteration when the epoch's batches are all out."""

@@ -22,6 +22,7 @@ def _quiet(monkeypatch):
 def _run(prefix, num_epoch, ctx, context=None, resume=None, optimizer="sgd"):
     """A fresh 'process': seed, data (shuffled), module with dropout, scheduler, evaluation."""
     mx.random.seed(7)
+    np.random.seed(7)  # NDArrayIter shuffles with NumPy's global generator, as MXNet's
     train = mx.io.NDArrayIter(
         mx.nd.array(X, ctx=ctx), mx.nd.array(Y, ctx=ctx), batch_size=16, shuffle=True
     )
@@ -75,6 +76,7 @@ def test_plain_checkpoint_resume_is_not_exact(tmp_path):
     straight = _run(str(tmp_path / "a"), 4, None)
     _run(str(tmp_path / "b"), 2, None)
     mx.random.seed(7)
+    np.random.seed(7)  # NDArrayIter shuffles with NumPy's global generator, as MXNet's
     train = mx.io.NDArrayIter(X, Y, batch_size=16, shuffle=True)
     _, arg_params, aux_params = mx.model.load_checkpoint(str(tmp_path / "b"), 2)
     mod = mx.mod.Module(mlp(hidden=12, dropout=0.3))
@@ -105,9 +107,11 @@ def test_resume_point_files_and_choice_of_epoch(tmp_path):
         } <= set(names)
     record = json.loads((tmp_path / "r-0002.resume.json").read_text())
     assert record["epoch"] == 2 and record["format"] == "rebind-resume-point"
-    assert record["num_update"] == 8 and sorted(record["data_order"]) == list(range(60))
+    assert record["num_update"] == 8 and sorted(record["data_state"]["rows"]) == list(range(60))
+    assert len(record["host_rng"]["numpy"][1]) == 624  # NumPy's global Mersenne Twister
     epochs = []
     mx.random.seed(7)
+    np.random.seed(7)  # NDArrayIter shuffles with NumPy's global generator, as MXNet's
     train = mx.io.NDArrayIter(X, Y, batch_size=16, shuffle=True)
     mod = mx.mod.Module(mlp(hidden=12, dropout=0.3))
     mod.fit(
@@ -142,7 +146,7 @@ def test_save_resume_point_outside_fit_and_period(tmp_path):
     mod.init_params()
     mod.init_optimizer()
     save_resume_point(mod, str(tmp_path / "p"), 4)
-    assert json.loads((tmp_path / "p-0004.resume.json").read_text())["data_order"] is None
+    assert json.loads((tmp_path / "p-0004.resume.json").read_text())["data_state"] is None
     callback = ResumeCheckpoint(mod, str(tmp_path / "q"), period=2)
     callback(0)
     assert not (tmp_path / "q-0001.resume.json").exists()

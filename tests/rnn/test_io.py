@@ -1,6 +1,7 @@
 """mx.rnn.encode_sentences and mx.rnn.BucketSentenceIter: buckets, padding, labels, shuffling."""
 
 import bisect
+import random
 import warnings
 from collections import Counter
 
@@ -149,11 +150,12 @@ def _epoch_trace(it):
     return [(key, _sentence_of(data)) for key, data, _ in _rows(it)]
 
 
-def test_shuffle_is_reproducible_with_mx_random_seed(ctx):
+def test_shuffle_is_reproducible_with_the_global_seeds(ctx):
     lengths = _random_lengths(80, 2, 9, seed=2)
     traces = []
     for seed in (11, 11, 12):
-        mx.random.seed(seed)
+        random.seed(seed)  # MXNet's batch order: Python's random
+        np.random.seed(seed)  # and the rows within buckets: NumPy's global generator
         with ctx:
             it = BucketSentenceIter(_sentences(lengths), 4, buckets=[4, 6, 9], invalid_label=PAD)
         first = _epoch_trace(it)
@@ -197,10 +199,12 @@ def test_parts_partition_the_sentences_and_make_epochs_of_one_length(ctx):
 
 def test_one_part_is_the_whole_data(ctx):
     lengths = _random_lengths(30, 1, 6, seed=4)
-    mx.random.seed(5)
+    random.seed(5)
+    np.random.seed(5)
     with ctx:
         whole = _epoch_trace(BucketSentenceIter(_sentences(lengths), 3, invalid_label=PAD))
-    mx.random.seed(5)
+    random.seed(5)
+    np.random.seed(5)
     with ctx:
         part = BucketSentenceIter(
             _sentences(lengths), 3, invalid_label=PAD, num_parts=1, part_index=0
@@ -260,3 +264,32 @@ def test_encode_unknown_words_become_unknown_token():
     assert encoded == [[1, 2, 3], [2, 3, 0, 0]]
     encoded, _ = encode_sentences([["zz"]], vocab={"a": 0, "<unk>": 7}, unknown_token="<unk>")
     assert encoded == [[7]]
+
+
+def test_order_state_carries_the_shuffle_into_a_fresh_iterator(ctx):
+    """A resume point's view: order and global generators restored, later epochs agree."""
+    lengths = _random_lengths(60, 1, 9, seed=6)
+    random.seed(1)
+    np.random.seed(1)
+    with ctx:
+        running = BucketSentenceIter(_sentences(lengths), 3, buckets=[3, 6, 9], invalid_label=PAD)
+    for _ in range(2):
+        running.reset()
+    state, generators = running.order_state(), (np.random.get_state(), random.getstate())
+    expected = []
+    for _ in range(2):
+        running.reset()
+        expected.append(_epoch_trace(running))
+
+    random.seed(99)
+    np.random.seed(99)
+    with ctx:
+        fresh = BucketSentenceIter(_sentences(lengths), 3, buckets=[3, 6, 9], invalid_label=PAD)
+    fresh.restore_order_state(state)
+    np.random.set_state(generators[0])
+    random.setstate(generators[1])
+    found = []
+    for _ in range(2):
+        fresh.reset()
+        found.append(_epoch_trace(fresh))
+    assert found == expected
