@@ -89,3 +89,24 @@ def test_lstm_bucketing_example_learns_and_reloads_its_checkpoint(tmp_path):
         "lstm_bucketing.buckets",
     }
     assert expected <= saved, sorted(saved)
+
+
+def test_operator_test_suite_example_passes_under_pytest():
+    """examples/test_operators_suite.py is MXNet test code; it must pass as written."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(EXAMPLES / "test_operators_suite.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=EXAMPLES.parent,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^13 passed", result.stdout, re.MULTILINE), result.stdout

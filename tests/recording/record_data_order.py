@@ -16,9 +16,8 @@ import random
 import sys
 import tempfile
 
-import numpy as np
-
 import mxnet as mx
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "io"))

@@ -8,7 +8,6 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import rebind as mx
 from rebind.rnn import BucketSentenceIter, encode_sentences
 
 PAD = 0
