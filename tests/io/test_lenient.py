@@ -109,8 +109,12 @@ def test_a_module_fits_through_wrapped_user_iterators():
         mx.sym.FullyConnected(data, num_hidden=1, name="fc"), name="softmax"
     )
     mod = mx.mod.Module(net)
-    mod.fit(mx.io.ResizeIter(NotADataIter(), 5), num_epoch=1, eval_metric="mse",
-            optimizer_params={"learning_rate": 0.0})
+    mod.fit(
+        mx.io.ResizeIter(NotADataIter(), 5),
+        num_epoch=1,
+        eval_metric="mse",
+        optimizer_params={"learning_rate": 0.0},
+    )
     before = dict(mod.score(mx.io.PrefetchingIter(NotADataIter()), "mse"))["mse"]
     outputs = mod.predict(mx.io.ResizeIter(DunderNextOnly(), 5)).asnumpy()
     weight = mod.get_params()[0]["fc_weight"].asnumpy()
@@ -126,8 +130,9 @@ def test_a_module_fits_scores_and_predicts_on_user_iterators_directly(kind):
         mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=1, name="fc"), name="softmax"
     )
     mod = mx.mod.Module(net)
-    mod.fit(ITERATORS[kind](), num_epoch=3, eval_metric="mse",
-            optimizer_params={"learning_rate": 0.001})
+    mod.fit(
+        ITERATORS[kind](), num_epoch=3, eval_metric="mse", optimizer_params={"learning_rate": 0.001}
+    )
     weight, bias = (mod.get_params()[0][name].asnumpy() for name in ("fc_weight", "fc_bias"))
     expected = X @ weight.T + bias
     np.testing.assert_allclose(mod.predict(ITERATORS[kind]()).asnumpy(), expected, rtol=1e-5)

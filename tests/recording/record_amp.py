@@ -149,9 +149,7 @@ def tutorial_case():
     sym, shapes = conv()
     arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
     inputs = ("data", "softmax_label")
-    args = {
-        n: mx.nd.ones(s) for n, s in zip(sym.list_arguments(), arg_shapes) if n not in inputs
-    }
+    args = {n: mx.nd.ones(s) for n, s in zip(sym.list_arguments(), arg_shapes) if n not in inputs}
     auxs = {n: mx.nd.ones(s) for n, s in zip(sym.list_auxiliary_states(), aux_shapes)}
     csym, cargs, cauxs = amp.convert_model(
         sym,

@@ -106,8 +106,15 @@ def record_mnist_iter():
         image, label = order_inputs.write_mnist(folder, order_inputs.MNIST_COUNT)
         for seed, parts, part in ((0, 1, 0), (10, 1, 0), (123, 3, 1)):
             it = mx.io.MNISTIter(
-                image=image, label=label, batch_size=25, shuffle=True, seed=seed, flat=True,
-                silent=True, num_parts=parts, part_index=part,
+                image=image,
+                label=label,
+                batch_size=25,
+                shuffle=True,
+                seed=seed,
+                flat=True,
+                silent=True,
+                num_parts=parts,
+                part_index=part,
             )
             order = []
             for b in it:

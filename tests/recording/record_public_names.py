@@ -108,9 +108,7 @@ def _top_level_names(module):
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 names.update(t.id for t in ast.walk(target) if isinstance(t, ast.Name))
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(
-            node.target, ast.Name
-        ):
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
     return names
 
