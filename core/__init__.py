@@ -23,6 +23,7 @@ from . import (
     registry,
     rnn,
     symbol,
+    visualization,
 )
 from . import initializer as init
 from . import kvstore as kv
@@ -30,6 +31,7 @@ from . import module as mod
 from . import ndarray as nd
 from . import optimizer as opt
 from . import symbol as sym
+from . import visualization as viz
 from .attribute import AttrScope
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -87,4 +89,6 @@ __all__ = [
     "rnn",
     "sym",
     "symbol",
+    "visualization",
+    "viz",
 ]
