@@ -344,13 +344,13 @@ def _warn_repeated_names(nodes):
         )
 
 
-def plot_network(  # noqa: B006
+def plot_network(
     symbol,
     title="plot",
     save_format="pdf",
     shape=None,
     dtype=None,
-    node_attrs={},
+    node_attrs={},  # noqa: B006 (MXNet's signature; never mutated here)
     hide_weights=True,
 ):
     """Draws the network as a ``graphviz.Digraph`` (render it with ``.render()`` or ``.pipe()``).

@@ -5,9 +5,9 @@ Run with the MXNet environment (it needs mxnet and graphviz):
     /work/mxenv/bin/python tests/recording/record_viz.py
 
 It writes tests/viz/mxnet_viz.json: for every case of tests/viz/networks.py, the
-text print_summary printed, or the error it raised, and for plot_network the
-Digraph's name, format, source and the exact node/edge calls MXNet made (attributes as ordered pairs) (so
-the tests compare graphs independent of the graphviz package's version).
+text print_summary printed, and for plot_network the Digraph's name, format and
+source and the node/edge calls MXNet made, attributes as ordered pairs (so the
+tests compare graphs independently of the graphviz package's version).
 """
 
 import contextlib

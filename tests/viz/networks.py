@@ -26,9 +26,7 @@ def lenet_bn(mx):
     net = mx.sym.BatchNorm(net, fix_gamma=False, name="bn1")
     net = mx.sym.Activation(net, act_type="tanh", name="tanh1")
     net = mx.sym.Pooling(net, pool_type="max", kernel=(2, 2), stride=(2, 2), name="pool1")
-    net = mx.sym.Convolution(
-        net, kernel=(5, 5), num_filter=50, no_bias=True, name="conv2"
-    )
+    net = mx.sym.Convolution(net, kernel=(5, 5), num_filter=50, no_bias=True, name="conv2")
     net = mx.sym.BatchNorm(net, name="bn2")
     net = mx.sym.LeakyReLU(net, act_type="leaky", slope=0.1, name="leaky2")
     net = mx.sym.Convolution(
@@ -71,9 +69,7 @@ def summary_cases():
     for name, (_, shapes) in NETWORKS.items():
         cases.append((f"{name}/no_shape", name, {}))
         cases.append((f"{name}/shape", name, {"shape": shapes}))
-    cases.append(
-        ("mlp/narrow", "mlp", {"shape": NETWORKS["mlp"][1], "line_length": 70})
-    )
+    cases.append(("mlp/narrow", "mlp", {"shape": NETWORKS["mlp"][1], "line_length": 70}))
     cases.append(
         (
             "lenet_bn/absolute",
