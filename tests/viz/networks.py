@@ -54,10 +54,20 @@ def two_inputs(mx):
     return mx.sym.LinearRegressionOutput(net, name="out")
 
 
+def lstm(mx):
+    """A fused LSTM layer (MXNet counts no parameters for RNN) and a classifier on its steps."""
+    data = mx.sym.Variable("data")
+    net = mx.sym.RNN(data, state_size=8, num_layers=2, mode="lstm", name="lstm")
+    net = mx.sym.Reshape(net, shape=(-1, 8), name="steps")
+    net = mx.sym.FullyConnected(net, num_hidden=3, name="classify")
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
 NETWORKS = {
     "mlp": (mlp, {"data": (32, 64)}),
     "lenet_bn": (lenet_bn, {"data": (64, 1, 28, 28)}),
     "two_inputs": (two_inputs, {"data": (16, 10), "tokens": (16, 3)}),
+    "lstm": (lstm, {"data": (5, 4, 3)}),
 }
 
 DTYPES = {"data": np.float32, "tokens": np.float32}
