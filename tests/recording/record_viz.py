@@ -68,6 +68,19 @@ def record_plots():
     return out
 
 
+def compact_calls(record):
+    """The record as indented JSON, but each node/edge call on one line (a short diff)."""
+    lines = {}
+    for case, plot in record["plot_network"].items():
+        marker = f"@calls {case}@"
+        lines[marker] = ",\n".join("   " + json.dumps(call) for call in plot["calls"])
+        plot["calls"] = marker
+    text = json.dumps(record, indent=1, sort_keys=True)
+    for marker, calls in lines.items():
+        text = text.replace(json.dumps(marker), "[\n" + calls + "\n  ]")
+    return text
+
+
 def main():
     record = {
         "mxnet_version": mx.__version__,
@@ -76,7 +89,7 @@ def main():
         "plot_network": record_plots(),
     }
     path = HERE.parent / "viz" / "mxnet_viz.json"
-    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    path.write_text(compact_calls(record) + "\n")
     print(f"wrote {path}")
 
 
