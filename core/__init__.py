@@ -24,6 +24,7 @@ from . import (
     registry,
     rnn,
     symbol,
+    visualization,
 )
 from . import initializer as init
 from . import kvstore as kv
@@ -33,6 +34,7 @@ from . import ndarray as nd
 from . import optimizer as opt
 from . import random as rnd
 from . import symbol as sym
+from . import visualization as viz
 from .attribute import AttrScope
 from .base import MXNetError
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
@@ -93,4 +95,6 @@ __all__ = [
     "rnn",
     "sym",
     "symbol",
+    "visualization",
+    "viz",
 ]
