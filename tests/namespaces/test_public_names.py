@@ -40,6 +40,7 @@ COVERED = [
     "sym",
     "sym.Symbol",
     "sym.random",
+    "visualization",
 ]
 
 CASES = [(ns, name) for ns in COVERED for name in in_scope_names(ns)]
