@@ -24,6 +24,7 @@ from . import (
     registry,
     rnn,
     symbol,
+    test_utils,
     visualization,
 )
 from . import initializer as init
@@ -95,6 +96,7 @@ __all__ = [
     "rnn",
     "sym",
     "symbol",
+    "test_utils",
     "visualization",
     "viz",
 ]
