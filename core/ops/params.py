@@ -21,6 +21,7 @@ then hands it the attributes to parse itself.
 
 import ast
 import math
+import warnings
 
 import attrs
 import numpy as np
@@ -171,13 +172,27 @@ def _convert(field, value):
 def parse_params(op_name, params_class, raw):
     """Build ``params_class`` from ``raw`` (name -> string or Python value).
 
-    Hidden attributes (``__lr_mult__``, ``__ctx_group__``, ...) are skipped.
+    Hidden attributes (``__lr_mult__``, ``__ctx_group__``, ...) are skipped. An
+    operator without parameters (``NoParams``) runs whatever it is given, as
+    MXNet's operators without a parameter struct do (``broadcast_add(a, b,
+    axis=0)`` runs, and the symbol keeps the attribute in its JSON); where MXNet
+    says nothing, rebind warns that the attributes have no effect.
     A class with open-ended parameters (Custom's) parses ``raw`` itself: when
     it defines a classmethod ``from_attrs(op_name, raw)``, that is used instead.
     """
     own_parser = getattr(params_class, "from_attrs", None)
     if own_parser is not None:
         return own_parser(op_name, raw)
+    if params_class is NoParams:
+        ignored = sorted(n for n in raw if not (n.startswith("__") and n.endswith("__")))
+        if ignored:
+            warnings.warn(
+                f"{op_name} takes no parameters; {', '.join(map(repr, ignored))} "
+                "has no effect (MXNet ignores it too)",
+                UserWarning,
+                stacklevel=2,
+            )
+        return NoParams()
     fields = attrs.fields_dict(params_class)
     values = {}
     for name, value in raw.items():
