@@ -3,6 +3,7 @@
 import bz2
 import gzip
 import io
+import json
 import os
 import socket
 import struct
@@ -16,6 +17,8 @@ import pytest
 
 import rebind as mx
 from rebind import test_utils_data as tud
+
+from . import mnist_inputs
 
 MNIST_GZ = {
     "train-images-idx3-ubyte.gz": "train_data",
@@ -443,3 +446,30 @@ def test_get_im2rec_path_missing_raises_ioerror_naming_the_variable(tmp_path, mo
     with pytest.raises(IOError, match="MXNET_HOME") as info:
         tud.get_im2rec_path()
     assert isinstance(info.value, tud.ToolNotFoundError)
+
+
+# --- side by side with MXNet 1.9.1 (tests/recording/record_test_utils_data.py) -------------
+
+RECORDED = json.loads((Path(__file__).parent / "data" / "mxnet_mnist.json").read_text())
+
+
+def test_get_mnist_matches_mxnet_on_the_same_files(workdir, offline):
+    mnist_inputs.write(str(workdir))
+    got = tud.get_mnist()
+    for key, facts in RECORDED["get_mnist"].items():
+        assert str(got[key].dtype) == facts["dtype"]
+        assert list(got[key].shape) == facts["shape"]
+        assert float(got[key].sum(dtype="f8")) == pytest.approx(facts["sum"], rel=1e-12)
+    assert offline.calls == []
+
+
+@pytest.mark.parametrize("index", range(len(mnist_inputs.CASES)))
+def test_get_mnist_iterator_batches_match_mxnet(workdir, offline, index):
+    mnist_inputs.write(str(workdir))
+    recorded = RECORDED["iterator"][index]
+    train, val = tud.get_mnist_iterator(**recorded["case"])
+    for it, expected in ((train, recorded["train"]), (val, recorded["val"])):
+        seen = [
+            {"shape": list(b.data[0].shape), "label": b.label[0].asnumpy().tolist()} for b in it
+        ]
+        assert seen == expected
