@@ -7,6 +7,7 @@ brings in every public name.
 import numpy as np  # noqa: F401  (MXNet's star import brings np along)
 
 from .compare import *  # noqa: F403
+from .data import *  # noqa: F403
 from .distributions import *  # noqa: F403
 from .env import *  # noqa: F403
 from .random_data import *  # noqa: F403

@@ -14,7 +14,6 @@ __all__ = [
     "DummyIter",
     "discard_stderr",
     "environment",
-    "get_im2rec_path",
     "has_tvm_ops",
     "is_aarch64_run",
     "is_cd_run",
@@ -118,19 +117,6 @@ def has_tvm_ops():
 def is_op_runnable():
     """Always True: rebind's operators need no particular GPU compute capability."""
     return True
-
-
-def get_im2rec_path(home_env="MXNET_HOME"):
-    """The path of ``tools/im2rec.py`` under ``$MXNET_HOME``; IOError where there is none."""
-    root = os.environ.get(home_env)
-    candidates = [] if root is None else [os.path.join(root, "tools", "im2rec.py")]
-    for path in candidates:
-        if os.path.isfile(path):
-            return path
-    raise OSError(
-        f"Could not find path to tools/im2rec.py (looked under ${home_env}: {root!r}); "
-        "rebind does not ship MXNet's im2rec tool"
-    )
 
 
 class DummyIter(DataIter):

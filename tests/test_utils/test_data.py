@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind import test_utils_data as tud
+from rebind.test_utils import data as tud
 
 from . import mnist_inputs
 

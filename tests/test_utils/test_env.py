@@ -86,15 +86,6 @@ def test_platform_flags(monkeypatch):
     assert tu.has_tvm_ops() is False and tu.is_op_runnable() is True
 
 
-def test_get_im2rec_path(monkeypatch, tmp_path):
-    monkeypatch.setenv("MXNET_HOME", str(tmp_path))
-    with pytest.raises(OSError, match="im2rec"):
-        tu.get_im2rec_path()
-    (tmp_path / "tools").mkdir()
-    (tmp_path / "tools" / "im2rec.py").write_text("")
-    assert tu.get_im2rec_path() == str(tmp_path / "tools" / "im2rec.py")
-
-
 def test_dummy_iter_repeats_the_first_batch():
     data = np.arange(12, dtype=np.float32).reshape(6, 2)
     real = mx.io.NDArrayIter(data, np.arange(6), batch_size=2)

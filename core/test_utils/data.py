@@ -30,8 +30,8 @@ import zipfile
 
 import numpy as np
 
-from .errors import FormatError, RebindError
-from .io import MNISTIter
+from ..errors import FormatError, RebindError
+from ..io import MNISTIter
 
 __all__ = [
     "DOWNLOAD_TIMEOUT",
