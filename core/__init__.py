@@ -23,6 +23,7 @@ from . import (
     registry,
     rnn,
     symbol,
+    test_utils,
 )
 from . import initializer as init
 from . import kvstore as kv
@@ -87,4 +88,5 @@ __all__ = [
     "rnn",
     "sym",
     "symbol",
+    "test_utils",
 ]
