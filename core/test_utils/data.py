@@ -146,8 +146,8 @@ def get_mnist_iterator(batch_size, input_shape, num_parts=1, part_index=0):
     """(train, val) ``mx.io.MNISTIter`` over data/*-ubyte; flat unless ``input_shape`` is 3-d."""
     get_mnist_ubyte()
     flat = len(input_shape) != 3
-    common = dict(input_shape=input_shape, batch_size=batch_size, flat=flat,
-                  num_parts=num_parts, part_index=part_index)
+    # MXNet hands input_shape to MNISTIter, which ignores it: only `flat` shapes the data
+    common = dict(batch_size=batch_size, flat=flat, num_parts=num_parts, part_index=part_index)
     train = mx_io.MNISTIter(image="data/train-images-idx3-ubyte",
                             label="data/train-labels-idx1-ubyte", shuffle=True, **common)
     val = mx_io.MNISTIter(image="data/t10k-images-idx3-ubyte",
