@@ -49,11 +49,10 @@ def test_consistency_cpu_vs_gpu():
 
 
 def test_check_speed_returns_seconds_per_run():
-    sym = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4)
+    sym = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4, name="fc")
     assert 0 < tu.check_speed(sym, data=(3, 5), N=2) < 5
-    assert 0 < tu.check_speed(sym, location={"data": np.ones((3, 5)), "fullyconnected0_weight":
-                                             np.ones((4, 5)), "fullyconnected0_bias":
-                                             np.ones(4)}, N=2, typ="forward") < 5
+    location = {"data": np.ones((3, 5)), "fc_weight": np.ones((4, 5)), "fc_bias": np.ones(4)}
+    assert 0 < tu.check_speed(sym, location=location, N=2, typ="forward") < 5
     with pytest.raises(ValueError, match="whole"):
         tu.check_speed(sym, data=(3, 5), typ="backward")
 
