@@ -1,12 +1,34 @@
 """``mx.test_utils``: MXNet 1.9's helpers for writing operator and model tests.
 
-``from rebind.test_utils import *`` brings in the same public names as MXNet's module
-(plus ``np`` and ``mx``, which MXNet's star-import also leaks and test files rely on).
+``from rebind.test_utils import *`` brings in the same public names as MXNet's module,
+including the modules its star-import leaks and test files come to rely on (``np``, ``mx``,
+``os``, ``time``, ``array``, ``Symbol``, ...). Not leaked: ``requests``, ``ss``
+(scipy.stats), ``Features`` and MXNet's C-runtime ``getenv``/``setenv``.
 """
 
+import bz2
+import errno
+import gzip
+import json
+import logging
+import numbers
+import os
+import platform
+import struct
+import sys
+import time
+import traceback
+import zipfile
+from collections import OrderedDict
+from contextlib import contextmanager
+
 import numpy as np
+import numpy.random as rnd
+import numpy.testing as npt
 
 from .. import context as _context
+from ..ndarray import array
+from ..symbol import Symbol
 from .compare import (
     almost_equal,
     assert_allclose,
@@ -108,7 +130,11 @@ def __getattr__(name):
 
 
 __all__ = [
-    "np", "mx", "Context", "current_context",
+    # leaked by MXNet's star-import, kept for test files that rely on them
+    "np", "npt", "rnd", "mx", "Context", "Symbol", "array", "current_context", "OrderedDict",
+    "contextmanager", "bz2", "errno", "gzip", "json", "logging", "numbers", "os", "platform",
+    "struct", "sys", "time", "traceback", "zipfile",
+    # the helpers
     "DOWNLOAD_TIMEOUT_S", "DownloadError", "DummyIter", "almost_equal", "assert_allclose",
     "assert_almost_equal", "assert_almost_equal_ignore_nan", "assert_almost_equal_with_err",
     "assert_exception", "checkShapes", "check_consistency", "check_numeric_gradient",
