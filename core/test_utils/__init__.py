@@ -120,13 +120,8 @@ Context = _context.Context
 current_context = _context.current_context
 
 
-def __getattr__(name):
-    # ``mx`` resolves lazily: rebind imports this package while it is itself importing
-    if name == "mx":
-        import rebind
-
-        return rebind
-    raise AttributeError(f"module 'rebind.test_utils' has no attribute {name!r}")
+# the rebind package itself (still importing when this runs; the same object once done)
+mx = sys.modules[__name__.rpartition(".")[0]]
 
 
 __all__ = [
