@@ -65,3 +65,12 @@ def test_compare_optimizer_same_and_different():
         tu.compare_optimizer(sgd(learning_rate=0.1), sgd(learning_rate=0.5), (3, 4), np.float32)
     with pytest.raises(NotImplementedError, match="sparse"):
         tu.compare_optimizer(sgd(), sgd(), (3, 4), np.float32, w_stype="row_sparse")
+
+
+def test_consistency_three_dtypes_and_aux_states():
+    conv = mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), num_filter=2, name="c")
+    dtypes = (np.float16, np.float32, np.float64)
+    gt = tu.check_consistency(conv, _ctx_list(*dtypes, shape=(2, 1, 5, 5)))
+    assert gt["c_weight"].dtype == np.float64
+    bn = mx.sym.BatchNorm(mx.sym.Variable("data"), fix_gamma=False, name="bn")
+    tu.check_consistency(bn, _ctx_list(np.float32, np.float64, shape=(4, 3)), grad_req="add")

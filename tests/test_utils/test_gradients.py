@@ -128,3 +128,12 @@ def test_numeric_grad_matches_analytic():
     point = np.array([0.5, -1.0, 2.0])
     got = tu.numeric_grad(exe, {"x": point.copy()}, eps=1e-4, dtype=np.float64)
     np.testing.assert_allclose(got["x"], 2 * point, rtol=1e-6)
+
+
+def test_numeric_gradient_with_aux_states():
+    sym = mx.sym.BatchNorm(mx.sym.Variable("data"), fix_gamma=False, name="bn")
+    location = [np.random.rand(4, 3), np.random.rand(3) + 0.5, np.random.rand(3)]
+    tu.check_numeric_gradient(sym, location, aux_states=[np.zeros(3), np.ones(3)],
+                              numeric_eps=1e-3, rtol=5e-2, atol=5e-3)
+    with pytest.raises(ValueError, match="aux_states names"):
+        tu.check_numeric_gradient(sym, location, aux_states={"bn_moving_mean": np.zeros(3)})
