@@ -62,8 +62,8 @@ def _fetch_to(url, fname, verify_ssl):
 def download(url, fname=None, dirname=None, overwrite=False, retries=5, verify_ssl=True):
     """Download ``url`` to ``fname`` (default: the URL's last part, under ``dirname``).
 
-    An existing file is kept unless ``overwrite``. Failed attempts are retried ``retries``
-    times; the file appears only complete (written to a temp file, then renamed).
+    An existing file is kept unless ``overwrite``. As MXNet, ``retries`` is the number of
+    attempts in all (at least one); the file appears only complete (temp file, then rename).
     Returns the file's path.
     """
     assert retries >= 0, "Number of retries should be at least 0"
@@ -77,12 +77,14 @@ def download(url, fname=None, dirname=None, overwrite=False, retries=5, verify_s
     if not overwrite and os.path.exists(fname):
         logging.info("%s exists, skipping download", fname)
         return fname
-    for attempt in range(retries + 1):
+    # as MXNet's loop: `retries` attempts in all (one when retries is 0)
+    attempts = max(retries, 1)
+    for attempt in range(attempts):
         try:
             _fetch_to(url, fname, verify_ssl)
             break
         except OSError as err:
-            left = retries - attempt
+            left = attempts - attempt - 1
             if left <= 0:
                 raise DownloadError(
                     f"download: could not fetch {url} into {os.path.abspath(fname)} after "

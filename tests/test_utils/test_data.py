@@ -110,7 +110,7 @@ def test_get_cifar10_failure_is_clear(tmp_path, monkeypatch):
     _serve(monkeypatch, {data_mod._CIFAR_ZIP_URL: OSError("timed out")}, calls)
     with pytest.raises(tu.DownloadError, match="cifar10.zip"):
         tu.get_cifar10()
-    assert len(calls) == 6  # first try plus MXNet's default 5 retries
+    assert len(calls) == 5  # MXNet's default retries=5 means five attempts in all
 
 
 def test_download_retries_then_succeeds_and_honours_overwrite(tmp_path, monkeypatch):
@@ -165,3 +165,13 @@ def test_get_zip_and_bz2_data(tmp_path, monkeypatch):
     assert not (tmp_path / "b.bz2").exists()
     tu.get_bz2_data(str(tmp_path), "b.txt", "http://h/b.bz2", "b.bz2")
     assert len(calls) == 2  # present data is not fetched again
+
+
+@pytest.mark.parametrize(("retries", "attempts"), [(0, 1), (1, 1), (2, 2), (5, 5)])
+def test_download_attempt_count_matches_mxnet(tmp_path, monkeypatch, retries, attempts):
+    # counts recorded from MXNet 1.9.1's download with a failing requests.get
+    calls = []
+    _serve(monkeypatch, {"http://x/y.bin": OSError("down")}, calls)
+    with pytest.raises(tu.DownloadError, match=f"after {attempts} attempt"):
+        tu.download("http://x/y.bin", dirname=str(tmp_path), retries=retries)
+    assert len(calls) == attempts
