@@ -221,7 +221,20 @@ def to_attr_string(value):
         return value
     if isinstance(value, type) or isinstance(value, np.dtype):
         return np.dtype(value).name
+    if isinstance(value, (tuple, list)):
+        # NumPy 2 writes scalars in containers as "np.int64(3)"; MXNet (NumPy 1) wrote "3"
+        value = type(value)(_plain_scalar(v) for v in value)
     return str(value)  # a list stays "[1, 1]", as MXNet writes it
+
+
+def _plain_scalar(value):
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(str(value))  # the shortest text of the value, as NumPy 1's repr
+    return value
 
 
 def positive(instance, attribute, value):

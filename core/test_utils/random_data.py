@@ -9,7 +9,7 @@ generators raise NotImplementedError saying so.
 import numpy as np
 
 from .. import ndarray as nd
-from .compare import default_context, default_dtype
+from .tolerances import default_context, default_dtype
 
 __all__ = [
     "assign_each",
