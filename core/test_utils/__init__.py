@@ -53,7 +53,12 @@ from .compare import (
     same_array,
     same_symbol_structure,
 )
-from .consistency import check_consistency, check_speed, compare_optimizer
+from .consistency import (
+    check_consistency,
+    check_gluon_hybridize_consistency,
+    check_speed,
+    compare_optimizer,
+)
 from .data import *  # noqa: F403
 from .distributions import *  # noqa: F403
 from .env import *  # noqa: F403
@@ -94,6 +99,7 @@ _LEAKED = [
 _HELPERS = [
     "almost_equal", "assert_allclose", "assert_almost_equal", "assert_almost_equal_ignore_nan",
     "assert_almost_equal_with_err", "assert_exception", "checkShapes", "check_consistency",
+    "check_gluon_hybridize_consistency",
     "check_numeric_gradient", "check_speed", "check_symbolic_backward",
     "check_symbolic_forward", "collapse_sum_like", "compare_ndarray_tuple", "compare_optimizer",
     "default_atols", "default_context", "default_dtype", "default_numeric_eps", "default_rtols",
