@@ -81,6 +81,11 @@ class NotSupportedForSparseNDArray(MXNetError):
         return text + " is not supported for SparseNDArray and only available in NDArray."
 
 
+def _as_list(obj):
+    """``obj`` itself when it is a list or tuple, else ``[obj]`` (MXNet test files import it)."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
 def data_dir_default():
     """The default data folder: ``%APPDATA%/mxnet`` on Windows, ``~/.mxnet`` elsewhere."""
     if platform.system() == "Windows":

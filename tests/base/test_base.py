@@ -57,3 +57,12 @@ def test_data_dir_follows_mxnet_home(monkeypatch, tmp_path):
     assert data_dir() == str(tmp_path)
     monkeypatch.delenv("MXNET_HOME")
     assert data_dir().endswith(".mxnet") or data_dir().endswith("mxnet")
+
+
+def test_as_list_wraps_single_values_only():
+    from rebind.base import _as_list
+
+    pair = (1, 2)
+    assert _as_list(pair) is pair
+    assert _as_list(3) == [3]
+    assert _as_list(None) == [None]
