@@ -51,18 +51,20 @@ class ParamsMixin:
         if not self._lifecycle.check("init_params", "init_params", force=force_init):
             return
         initializer = resolve_initializer(initializer)
+        if not allow_missing:  # MXNet reports a missing value before an extra one
+            self._check_missing(arg_params, aux_params)
         self._check_extra(arg_params, aux_params, allow_extra)
         attrs = self._symbol.attr_dict()
         for params, given in ((self._arg_params, arg_params), (self._aux_params, aux_params)):
             for name in sorted(params):
                 desc = InitDesc(name, attrs.get(name, None))
-                self._init_one(desc, params[name], given, initializer, allow_missing)
+                self._init_one(desc, params[name], given, initializer)
         self._lifecycle.advance("init_params")
         self._params_dirty = False
         self._exec_group.set_params(self._arg_params, self._aux_params)
 
     @staticmethod
-    def _init_one(desc, array, given, initializer, allow_missing):
+    def _init_one(desc, array, given, initializer):
         if given is None:
             initializer(desc, array)
         elif desc in given:
@@ -74,13 +76,18 @@ class ParamsMixin:
                 )
             if value is not array:
                 value.copyto(array)
-        elif not allow_missing:
-            raise RuntimeError(
-                f"{desc} is not presented: init_params/set_params got no value "
-                "for it; pass allow_missing=True to initialize it instead"
-            )
         elif initializer is not None:
             initializer(desc, array)
+
+    def _check_missing(self, arg_params, aux_params):
+        """RuntimeError for the first parameter given values do not cover, before any is set."""
+        for params, given in ((self._arg_params, arg_params), (self._aux_params, aux_params)):
+            for name in sorted(params):
+                if given is not None and name not in given:
+                    raise RuntimeError(
+                        f"{name} is not presented: init_params/set_params got no value "
+                        "for it; pass allow_missing=True to initialize it instead"
+                    )
 
     def _check_extra(self, arg_params, aux_params, allow_extra):
         if allow_extra:

@@ -106,6 +106,21 @@ def test_missing_params_are_a_runtime_error_and_extra_a_value_error(ctx):
     np.testing.assert_array_equal(_params(mod)["fc1_bias"], params["fc1_bias"].asnumpy())
 
 
+def test_missing_is_reported_before_extra_and_nothing_is_assigned(ctx):
+    """MXNet's test_module_set_params: missing + extra without either allowance is a
+    RuntimeError (the missing value is reported first); with allow_missing, a ValueError."""
+    mod = bound_module(ctx)
+    before = _params(mod)
+    params = to_nd(random_params())
+    missing_and_extra = {"fc1_bias": params["fc1_bias"], "extra": mx.nd.ones((2,))}
+    with pytest.raises(RuntimeError, match="is not presented"):
+        mod.set_params(missing_and_extra, {}, force_init=True)
+    with pytest.raises(ValueError, match="extra"):
+        mod.set_params(missing_and_extra, {}, allow_missing=True, force_init=True)
+    for name, value in _params(mod).items():
+        np.testing.assert_array_equal(value, before[name])
+
+
 def test_set_params_allow_missing_keeps_current_values(ctx):
     mod = bound_module(ctx)
     kept = _params(mod)["fc1_bias"]
