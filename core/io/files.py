@@ -50,10 +50,12 @@ class _HostBatchIter(DataIter):
         return self._current
 
     def getdata(self):
-        return [array(self._require_current()[0], ctx=cpu(0), dtype=self.dtype)]
+        """The current batch's data: one NDArray, as MXNet's C++-backed iterators return."""
+        return array(self._require_current()[0], ctx=cpu(0), dtype=self.dtype)
 
     def getlabel(self):
-        return [array(self._require_current()[1], ctx=cpu(0), dtype=self.dtype)]
+        """The current batch's label: one NDArray, as MXNet's C++-backed iterators return."""
+        return array(self._require_current()[1], ctx=cpu(0), dtype=self.dtype)
 
     def getpad(self):
         return self._require_current()[2]
@@ -65,7 +67,10 @@ class _HostBatchIter(DataIter):
         if not self.iter_next():
             raise StopIteration
         return DataBatch(
-            data=self.getdata(), label=self.getlabel(), pad=self.getpad(), index=self.getindex()
+            data=[self.getdata()],
+            label=[self.getlabel()],
+            pad=self.getpad(),
+            index=self.getindex(),
         )
 
 

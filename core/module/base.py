@@ -366,8 +366,11 @@ class BaseModule:
         raise self._abstract("install_monitor")
 
     def prepare(self, data_batch, sparse_row_id_fn=None):
-        """Get ready for ``data_batch`` (switch bucket, reshape); nothing to do by default."""
-        self._lifecycle.require("bound_only", "prepare")
+        """Get ready for ``data_batch`` (switch bucket, reshape); nothing to do by default.
+
+        As in MXNet, the base implementation asks for no stage (a ``BaseModule``
+        whose methods a test replaced still fits); ``Module`` requires ``bind``.
+        """
         if sparse_row_id_fn is not None:
             warnings.warn(
                 f"{type(self).__name__}.prepare: sparse_row_id_fn is ignored: rebind "

@@ -264,6 +264,11 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         self._set_shapes(data_descs, label_descs)
 
     # -- computation ---------------------------------------------------------------------------
+    def prepare(self, data_batch, sparse_row_id_fn=None):
+        """Nothing to prepare for a dense Module, once it is bound."""
+        self._lifecycle.require("bound_only", "prepare")
+        super().prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
+
     def forward(self, data_batch, is_train=None):
         """Run forward; a batch of another shape re-shapes the module first (as MXNet 1.9)."""
         self._lifecycle.require("forward", "forward")

@@ -84,6 +84,10 @@ def test_csv_shapes_dtypes_and_names(tmp_path):
     assert batch.data[0].asnumpy().tolist() == [[[1, 2, 3], [4, 5, 6]], [[7, 8, 9], [10, 11, -12]]]
     assert batch.label[0].asnumpy().tolist() == [[1, 2], [3, 4]]
     assert batch.data[0].context == mx.cpu(0)
+    # as MXNet's C++-backed iterators: getdata()/getlabel() give one NDArray, not a list
+    assert isinstance(it.getdata(), mx.nd.NDArray) and isinstance(it.getlabel(), mx.nd.NDArray)
+    np.testing.assert_array_equal(it.getdata().asnumpy(), batch.data[0].asnumpy())
+    np.testing.assert_array_equal(it.getlabel().asnumpy(), batch.label[0].asnumpy())
 
 
 @pytest.mark.parametrize(

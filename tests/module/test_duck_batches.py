@@ -204,3 +204,43 @@ def test_a_batch_without_data_is_named_in_the_error(ctx):
     mod = _fit(MODULES["Module"], ctx, SimpleIter(x, y, ctx))
     with pytest.raises(TypeError, match="needs a 'data' attribute.*Namespace"):
         mod.forward(Namespace(label=[mx.nd.array(y[:BATCH])]), is_train=False)
+
+
+def test_a_base_module_with_stubbed_methods_fits_batches_it_never_reads():
+    """MXNet's test_reference_single_batch_during_fit: fit drives a bare BaseModule whose
+    methods are replaced, over batches that have no data at all."""
+    seen = []
+
+    class Mock:
+        def __init__(self, index):
+            self.index = index
+
+    class MockIter:
+        provide_data = provide_label = None
+
+        def __init__(self):
+            self.reset = lambda: None
+
+        def __iter__(self):
+            self.i = 0
+            return self
+
+        def __next__(self):
+            if self.i == 2:
+                raise StopIteration
+            self.i += 1
+            return Mock(self.i)
+
+    module = mx.mod.BaseModule()
+    for name in ("bind", "init_params", "init_optimizer", "backward", "update", "update_metric"):
+        setattr(module, name, lambda *args, **kwargs: None)
+    module.forward = lambda batch, is_train=None: seen.append(batch.index)
+    module.get_params = lambda: (None, None)
+    module.fit(MockIter(), num_epoch=1)
+    assert seen == [1, 2]
+
+
+def test_module_prepare_still_needs_bind():
+    module = mx.mod.Module(mx.sym.Variable("data"), label_names=None)
+    with pytest.raises(mx.LifecycleError, match="bind"):
+        module.prepare(None)
