@@ -156,6 +156,8 @@ class Executor:
                 in_grads = step.op.backward(
                     step.train_ctx, step.params, state, incoming, step.need_grad
                 )
+            if self._monitor is not None:
+                self._monitor_backward(step, in_grads, out_meta)
             if step.moves:
                 in_grads = list(in_grads)
             for k, source in step.moves:
@@ -263,6 +265,24 @@ class Executor:
                 callback(f"{step.name}_{label}", NDArray(data, step.context))
         for name, data in zip(step.output_names, outputs, strict=False):
             callback(name, NDArray(data, step.context))
+
+    def _monitor_backward(self, step, in_grads, out_meta):
+        """Show the monitor each input gradient of ``step``, named as MXNet names them.
+
+        MXNet's backward node of ``fc`` is ``fc_backward``, with outputs
+        ``fc_backward_output`` (one input) or ``fc_backward_output0``, ``1``, ...
+        A gradient nobody asked for (grad_req null) shows as zeros; MXNet shows
+        whatever its buffer holds.
+        """
+        callback, _ = self._monitor
+        suffix = (lambda i: "") if len(step.inputs) == 1 else str
+        dtype = next((g.dtype for g in in_grads if g is not None), None)
+        if dtype is None:
+            dtype = out_meta[0][1] if out_meta else "float32"
+        for index, (slot, grad) in enumerate(zip(step.inputs, in_grads, strict=True)):
+            if grad is None:
+                grad = step.xp.zeros(self._plan.slot_shapes[slot], dtype)
+            callback(f"{step.name}_backward_output{suffix(index)}", NDArray(grad, step.context))
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
         """Copy parameter values in by name; unknown names are an error unless allowed."""

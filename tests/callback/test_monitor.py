@@ -122,3 +122,39 @@ def test_stat_func_must_return_ndarrays(ctx):
     mon.install(exe)
     with pytest.raises(TypeError, match="stat_func must return an NDArray"):
         run_step(mon, exe)
+
+
+# what MXNet 1.9.1's Monitor reports for one forward_backward of this network (its
+# test_module.py::test_monitor; names recorded from MXNet 1.9.1)
+MXNET_MONITOR_NAMES = [
+    "act_0_backward_output", "act_0_output", "act_1_backward_output", "act_1_output", "data",
+    "fc_0_backward_output0", "fc_0_backward_output1", "fc_0_backward_output2", "fc_0_bias",
+    "fc_0_output", "fc_0_weight", "fc_1_backward_output0", "fc_1_backward_output1",
+    "fc_1_backward_output2", "fc_1_bias", "fc_1_output", "fc_1_weight",
+    "softmax_backward_output0", "softmax_backward_output1", "softmax_label", "softmax_output",
+]  # fmt: skip
+
+
+def test_module_monitor_sees_backward_outputs_as_mxnet_names_them(ctx):
+    x = mx.sym.Variable("data")
+    x = mx.sym.FullyConnected(x, name="fc_0", num_hidden=2)
+    x = mx.sym.Activation(x, name="act_0", act_type="sigmoid")
+    x = mx.sym.FullyConnected(x, name="fc_1", num_hidden=2)
+    x = mx.sym.Activation(x, name="act_1", act_type="sigmoid")
+    x = mx.sym.LinearRegressionOutput(x, name="softmax", grad_scale=2)
+    data = mx.io.NDArrayIter(np.array([[0.05, 0.10]]), np.array([[0.01, 0.99]]), batch_size=1)
+    mon = mx.mon.Monitor(1, stat_func=lambda a: a.abs().sum() / a.size, pattern=".*", sort=True)
+    mod = mx.mod.Module(x, context=ctx)
+    mod.bind(data.provide_data, label_shapes=data.provide_label, for_training=True)
+    mod.install_monitor(mon)
+    mod.init_params(initializer=mx.init.Uniform(0.5))
+    mon.tic()
+    mod.forward_backward(next(iter(data)))
+    stats = {name: float(value) for _, name, value in mon.toc()}
+    assert sorted(stats) == MXNET_MONITOR_NAMES
+    grads = mod._exec_group.execs[0].grad_dict
+    for index, name in enumerate(["fc_1_weight", "fc_1_bias"], start=1):
+        expected = np.abs(grads[name].asnumpy()).mean()
+        assert stats[f"fc_1_backward_output{index}"] == pytest.approx(expected, rel=1e-5)
+    # nobody asked for the gradient of the data or of the label: shown as zeros
+    assert stats["fc_0_backward_output0"] == 0 and stats["softmax_backward_output1"] == 0
