@@ -86,16 +86,17 @@ def bind(
 ):
     """An Executor over the given arrays (lists in argument order, or dicts by name)."""
     _check_unique(symbol)
-    ctx, contexts = placement(ctx, group2ctx)
     arg_names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arg_arrays = _by_name(args, arg_names, "bind args")
     grad_arrays = _by_name(args_grad, arg_names, "bind args_grad", required=False)
     aux_arrays = _by_name(aux_states, aux_names, "bind aux_states")
-    reqs = grad_requests(grad_req, arg_names)
-    reqs = ["null" if g is None else r for g, r in zip(grad_arrays, reqs, strict=True)]
     for name, array in zip(arg_names, arg_arrays, strict=True):
         if not isinstance(array, NDArray):
             raise TypeError(f"argument {name!r} must be an NDArray, got {type(array).__name__}")
+    bound = dict(zip((*arg_names, *aux_names), (*arg_arrays, *aux_arrays), strict=True))
+    ctx, contexts = placement(ctx, group2ctx, bound)
+    reqs = grad_requests(grad_req, arg_names)
+    reqs = ["null" if g is None else r for g, r in zip(grad_arrays, reqs, strict=True)]
     plan = compile_plan(
         symbol, contexts, {n: a.shape for n, a in zip(arg_names, arg_arrays, strict=True)}
     )

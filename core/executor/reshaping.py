@@ -15,13 +15,31 @@ from ..ndarray.ndarray import NDArray
 from .plan import compile_plan
 
 
-def placement(ctx, group2ctx):
-    """The executor's default context and a function giving each node's context."""
+def placement(ctx, group2ctx, arrays=None):
+    """The executor's default context and a function giving each node's context.
+
+    An operator runs on its ``ctx_group``'s context (``group2ctx``), else on
+    ``ctx``. A variable lives where the array bound to it lives (``arrays``,
+    name -> NDArray), as in MXNet: an argument on another device than its
+    consumer is copied over in forward, and its gradient copied back.
+    """
     ctx = Context(ctx)
-    if not group2ctx:
-        return ctx, lambda node: ctx
-    groups = {k: Context(v) for k, v in group2ctx.items()}
-    return ctx, lambda node: groups.get(node.attrs.get("__ctx_group__"), ctx)
+    groups = {k: Context(v) for k, v in (group2ctx or {}).items()}
+    placed = {name: array.context for name, array in (arrays or {}).items() if array is not None}
+
+    def context_of(node):
+        if node.op is None and node.name in placed:
+            return placed[node.name]
+        return groups.get(node.attrs.get("__ctx_group__"), ctx)
+
+    return ctx, context_of
+
+
+def bound_arrays(executor):
+    """``executor``'s argument and aux arrays by name (where its variables live)."""
+    arrays = dict(zip(executor._arg_names, executor.arg_arrays, strict=True))
+    arrays.update(zip(executor._aux_names, executor.aux_arrays, strict=True))
+    return arrays
 
 
 class MemoryGroup:
@@ -72,7 +90,10 @@ def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
         _resized(a, s, allow_up_sizing, n.name)
         for a, s, n in zip(executor.aux_arrays, aux_shapes, plan.aux_nodes, strict=True)
     ]
-    _, contexts = placement(executor._ctx, executor._group2ctx)
+    names = [n.name for n in (*plan.arguments, *plan.aux_nodes)]
+    _, contexts = placement(
+        executor._ctx, executor._group2ctx, dict(zip(names, (*args, *aux), strict=True))
+    )
     plan = compile_plan(
         symbol, contexts, {n.name: a.shape for n, a in zip(plan.arguments, args, strict=True)}
     )
@@ -92,7 +113,7 @@ def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
 
 def plain_plan(executor):
     """``executor``'s graph compiled again without graph rewrites (for monitors)."""
-    _, contexts = placement(executor._ctx, executor._group2ctx)
+    _, contexts = placement(executor._ctx, executor._group2ctx, bound_arrays(executor))
     shapes = {n: a.shape for n, a in zip(executor._arg_names, executor.arg_arrays, strict=True)}
     plan = compile_plan(executor.symbol, contexts, shapes, optimize=False)
     plan.mark_gradients([r != "null" for r in executor._grad_reqs])
