@@ -85,6 +85,16 @@ class CupyBackend(Backend):
         self.xp.get_default_memory_pool().free_all_blocks()
         self.xp.get_default_pinned_memory_pool().free_all_blocks()
 
+    def memory_info(self, device_id):
+        self.check_device(device_id)
+        with self.device(device_id):
+            free, total = self.xp.cuda.runtime.memGetInfo()
+        return int(free), int(total)
+
+    def compute_capability(self, device_id):
+        self.check_device(device_id)
+        return int(self.device(device_id).compute_capability)
+
     def _make_rng(self, seed, device_id):
         with self.device(device_id):
             folded = None if seed is None else (seed[0] * 1000003 + seed[1]) % (2**63)

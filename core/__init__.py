@@ -5,6 +5,7 @@ from . import (
     base,
     callback,
     contrib,
+    engine,
     errors,
     executor,
     initializer,
@@ -23,8 +24,10 @@ from . import (
     random,
     registry,
     rnn,
+    runtime,
     symbol,
     test_utils,
+    util,
     visualization,
 )
 from . import initializer as init
@@ -63,6 +66,7 @@ __all__ = [
     "base",
     "callback",
     "contrib",
+    "engine",
     "cpu",
     "cpu_pinned",
     "current_context",
@@ -94,9 +98,11 @@ __all__ = [
     "registry",
     "rnd",
     "rnn",
+    "runtime",
     "sym",
     "symbol",
     "test_utils",
+    "util",
     "visualization",
     "viz",
 ]

@@ -95,6 +95,18 @@ class Backend:
     def free_cached_memory(self):
         """Give cached device memory back to the system, where the library caches."""
 
+    def memory_info(self, device_id):
+        """``(free, total)`` bytes of one device's memory; backends without one refuse."""
+        raise NotImplementedError(
+            f"backend {self.name!r} ({self.device_type}) reports no device memory"
+        )
+
+    def compute_capability(self, device_id):
+        """The device's compute capability as an int (``90`` for 9.0); GPU backends only."""
+        raise NotImplementedError(
+            f"backend {self.name!r} ({self.device_type}) has no compute capability"
+        )
+
     # -- random streams -----------------------------------------------------
     def seed(self, seed, device_id=None):
         """Re-seed the stream of one device, or of all devices when None."""

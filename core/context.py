@@ -12,7 +12,16 @@ import threading
 from . import registry
 from .errors import BackendUnavailableError, UnknownNameError
 
-__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus", "backend_for"]
+__all__ = [
+    "Context",
+    "backend_for",
+    "cpu",
+    "cpu_pinned",
+    "current_context",
+    "gpu",
+    "gpu_memory_info",
+    "num_gpus",
+]
 
 # MXNet's numeric device types, as written in .params files.
 _DEVTYPE_IDS = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
@@ -195,6 +204,11 @@ def num_gpus():
     except BackendUnavailableError:
         return 0
     return backend.num_devices() if backend.unavailable_reason() is None else 0
+
+
+def gpu_memory_info(device_id=0):
+    """``(free, total)`` bytes of GPU ``device_id``'s memory (BackendUnavailableError without)."""
+    return backend_for("gpu").memory_info(device_id)
 
 
 def _forget_backends():

@@ -21,6 +21,7 @@ import logging
 import math
 import time
 
+from ..model import save_checkpoint  # MXNet's callback module exposes it too
 from .extras import BestCheckpoint, EarlyStopping, StopOnNaN
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "do_checkpoint",
     "log_train_metric",
     "module_checkpoint",
+    "save_checkpoint",
 ]
 
 
@@ -67,9 +69,7 @@ def do_checkpoint(prefix, period=1):
 
     def _callback(iter_no, sym, arg, aux):
         if (iter_no + 1) % period == 0:
-            from .. import model  # model imports the module layer, which imports us
-
-            model.save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
+            save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
 
     return _callback
 

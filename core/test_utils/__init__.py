@@ -32,7 +32,9 @@ import numpy.testing as npt
 
 from .. import context as _context
 from ..ndarray import array
+from ..runtime import Features
 from ..symbol import Symbol
+from ..util import get_cuda_compute_capability, getenv, setenv, use_np
 from . import data as _data
 from . import distributions as _distributions
 from . import env as _env
@@ -94,7 +96,8 @@ mx = sys.modules[__name__.rpartition(".")[0]]
 _LEAKED = [
     "np", "npt", "rnd", "mx", "Context", "Symbol", "array", "current_context", "OrderedDict",
     "contextmanager", "bz2", "errno", "gzip", "json", "logging", "numbers", "os", "platform",
-    "struct", "sys", "time", "traceback", "zipfile",
+    "struct", "sys", "time", "traceback", "zipfile", "Features", "getenv", "setenv", "use_np",
+    "get_cuda_compute_capability",
 ]  # fmt: skip
 _HELPERS = [
     "almost_equal", "assert_allclose", "assert_almost_equal", "assert_almost_equal_ignore_nan",

@@ -20,6 +20,11 @@ from .names import (
 )
 
 COVERED = [
+    "callback",
+    "context",
+    "util",
+    "runtime",
+    "engine",
     "attribute",
     "base",
     "contrib.amp",
@@ -40,6 +45,7 @@ COVERED = [
     "sym",
     "sym.Symbol",
     "sym.random",
+    "test_utils",
     "visualization",
 ]
 
