@@ -2,21 +2,13 @@
 
 The pieces live in the modules of this package: ``base`` (DataDesc,
 DataBatch, DataIter, ResizeIter), ``prefetch`` (PrefetchingIter),
-``ndarray_iter`` (NDArrayIter) and ``files`` (CSVIter, MNISTIter).
+``ndarray_iter`` (NDArrayIter), ``files`` (MXDataIter, CSVIter, MNISTIter),
+``unavailable`` (MXNet's image and LibSVM iterators, which refuse with their
+reason), and, under MXNet's module names, ``io`` and ``utils``.
 """
 
-from .base import DataBatch, DataDesc, DataIter, ResizeIter
-from .files import CSVIter, MNISTIter
-from .ndarray_iter import NDArrayIter
-from .prefetch import PrefetchingIter
+from . import io, utils
+from .io import *  # noqa: F403
+from .io import __all__ as _io_names
 
-__all__ = [
-    "CSVIter",
-    "DataBatch",
-    "DataDesc",
-    "DataIter",
-    "MNISTIter",
-    "NDArrayIter",
-    "PrefetchingIter",
-    "ResizeIter",
-]
+__all__ = [*_io_names, "io", "utils"]

@@ -21,13 +21,16 @@ from .base import DataBatch, DataDesc, DataIter
 from .cxx_random import std_shuffle_order
 from .params import as_bool, as_int, as_shape, warn_ignored
 
-__all__ = ["CSVIter", "MNISTIter"]
+__all__ = ["CSVIter", "MNISTIter", "MXDataIter"]
 
 _log = logging.getLogger("rebind.io")
 
 
-class _HostBatchIter(DataIter):
-    """Shared plumbing: the current batch as host arrays, turned into cpu NDArrays."""
+class MXDataIter(DataIter):
+    """MXNet's base of its C++-backed iterators (CSVIter, MNISTIter): batches from host arrays.
+
+    ``getdata``/``getlabel`` return one NDArray each, as MXNet's do.
+    """
 
     def __init__(self, batch_size, data_name, label_name, dtype):
         if batch_size is None or int(batch_size) < 1:
@@ -135,7 +138,7 @@ def _read_labels(label_csv, label_shape, dtype, count, data_csv):
     return labels.reshape((count,) + label_shape)
 
 
-class CSVIter(_HostBatchIter):
+class CSVIter(MXDataIter):
     """Batches from a CSV file of data and, optionally, one of labels (one example per row).
 
     Args:
@@ -291,7 +294,7 @@ def _read_mnist(image, label):
     return images, labels
 
 
-class MNISTIter(_HostBatchIter):
+class MNISTIter(MXDataIter):
     """Batches of MNIST digits from the idx files (gzip-compressed when named ``*.gz``).
 
     Pixels are scaled as MXNet scales them, by 1/256, to float32 in [0, 1).

@@ -20,6 +20,9 @@ from .names import (
 )
 
 COVERED = [
+    "operator",
+    "kvstore",
+    "io",
     "callback",
     "context",
     "util",

@@ -1,0 +1,38 @@
+"""``mx.io.io``: the module MXNet's iterator classes live in (``from mxnet.io.io import ...``).
+
+rebind keeps them in the other files of this package; this module gives them
+MXNet's import path.
+"""
+
+from .base import DataBatch, DataDesc, DataIter, ResizeIter
+from .files import CSVIter, MNISTIter, MXDataIter
+from .ndarray_iter import NDArrayIter
+from .prefetch import PrefetchingIter
+from .unavailable import (
+    ImageDetRecordIter,
+    ImageRecordInt8Iter,
+    ImageRecordIter,
+    ImageRecordIter_v1,
+    ImageRecordUInt8Iter,
+    ImageRecordUInt8Iter_v1,
+    LibSVMIter,
+)
+
+__all__ = [
+    "CSVIter",
+    "DataBatch",
+    "DataDesc",
+    "DataIter",
+    "ImageDetRecordIter",
+    "ImageRecordInt8Iter",
+    "ImageRecordIter",
+    "ImageRecordIter_v1",
+    "ImageRecordUInt8Iter",
+    "ImageRecordUInt8Iter_v1",
+    "LibSVMIter",
+    "MNISTIter",
+    "MXDataIter",
+    "NDArrayIter",
+    "PrefetchingIter",
+    "ResizeIter",
+]
