@@ -47,7 +47,11 @@ class Constant(Initializer):
         arr[:] = self.value
 
     def dumps(self):
-        """As MXNet: an array value is written as a (nested) list."""
+        """As MXNet: an array value is written as a (nested) list.
+
+        As in MXNet, ``_kwargs['value']`` holds that list afterwards (scripts and
+        MXNet's own tests serialise ``_kwargs`` themselves); ``value`` keeps the array.
+        """
         value = self._kwargs["value"]
         if isinstance(value, NDArray):
             value = value.asnumpy()
@@ -57,7 +61,8 @@ class Constant(Initializer):
             value = value.item()
         elif not isinstance(value, (numbers.Number, list)):
             raise TypeError(f"Constant: cannot write a value of type {type(value).__name__}")
-        return json.dumps([type(self).__name__.lower(), {**self._kwargs, "value": value}])
+        self._kwargs["value"] = value
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
 
 
 class Bilinear(Initializer):

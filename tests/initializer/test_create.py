@@ -1,6 +1,7 @@
 """Names and JSON: dumps, create, register, alias, third-party plugins, unknown names."""
 
 import importlib
+import json
 import sys
 import textwrap
 
@@ -196,3 +197,16 @@ def test_third_party_initializer_through_an_entry_point(third_party, ctx):
     assert isinstance(mx.init.Ramp(), mx.init.Initializer)
     with pytest.raises(UnknownNameError, match="Did you mean 'ramp'"):
         mx.init.create("rampp")
+
+
+@pytest.mark.parametrize("value", [np.ones((2, 3)), "ndarray"])
+def test_constant_dumps_leaves_its_kwargs_serialisable_as_mxnet_does(value):
+    """MXNet's test_const_init_dumps serialises init._kwargs itself after dumps()."""
+    value = mx.nd.ones((2, 3)) if isinstance(value, str) else value
+    init = mx.init.Constant(value)
+    text = init.dumps()
+    assert text == json.dumps(["constant", init._kwargs])
+    assert json.loads(text)[1]["value"] == [[1.0] * 3] * 2
+    arr = mx.nd.zeros((2, 3))
+    init("fc_weight", arr)
+    assert arr.asnumpy().tolist() == [[1.0] * 3] * 2
