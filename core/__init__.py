@@ -50,10 +50,28 @@ from .errors import (
     ShapeError,
 )
 from .hookspecs import hookimpl
+from .util import (
+    is_np_array,
+    is_np_shape,
+    np_array,
+    np_shape,
+    set_np_shape,
+    use_np,
+    use_np_array,
+    use_np_shape,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "use_np_shape",
+    "use_np_array",
+    "use_np",
+    "set_np_shape",
+    "np_shape",
+    "np_array",
+    "is_np_shape",
+    "is_np_array",
     "AttrScope",
     "Context",
     "FormatError",

@@ -98,10 +98,24 @@ def _detect():
 
 
 class Features(collections.OrderedDict):
-    """The features of this install, by name, in MXNet's order (``Features()['CUDA']``)."""
+    """The features of this install, by name, in MXNet's order (``Features()['CUDA']``).
+
+    As in MXNet it is a singleton: the install is looked at once, on first use.
+    """
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            instance = super().__new__(cls)
+            collections.OrderedDict.__init__(
+                instance, ((name, Feature(name, on)) for name, on in _detect().items())
+            )
+            cls._instance = instance
+        return cls._instance
 
     def __init__(self):
-        super().__init__((name, Feature(name, on)) for name, on in _detect().items())
+        """Nothing to do: ``__new__`` filled the one instance."""
 
     def __repr__(self):
         return str(list(self.values()))

@@ -2,6 +2,7 @@
 
 import numbers
 
+from ..base import NotImplementedForSymbol
 from ..errors import FormatError, ShapeError
 from ..fileutil import write_atomic
 from .graph import Node, topological_order, without_amp_casts
@@ -69,6 +70,10 @@ class Symbol:
         nodes = {id(node): node for node, _ in self._heads}
         inputs = [entry for node in nodes.values() for entry in node.inputs]
         return Symbol(inputs) if inputs else None
+
+    def __bool__(self):
+        """A symbol has no truth value until it is computed: NotImplementedForSymbol, as MXNet."""
+        raise NotImplementedForSymbol(self.__bool__, "bool")
 
     def __len__(self):
         return len(self._heads)

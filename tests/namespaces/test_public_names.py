@@ -20,6 +20,7 @@ from .names import (
 )
 
 COVERED = [
+    "mx",
     "operator",
     "kvstore",
     "io",

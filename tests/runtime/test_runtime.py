@@ -32,14 +32,24 @@ def test_answers_follow_what_is_installed():
         assert not features.is_enabled(name), name
 
 
-def test_cpu_flags_come_from_cpuinfo(monkeypatch):
+@pytest.fixture
+def fresh_features(monkeypatch):
+    """Features looked at again (it is a singleton), and forgotten after the test."""
+    monkeypatch.setattr(runtime.Features, "_instance", None)
+
+
+def test_is_a_singleton():
+    assert mx.runtime.Features() is mx.runtime.Features()
+
+
+def test_cpu_flags_come_from_cpuinfo(monkeypatch, fresh_features):
     monkeypatch.setattr(runtime, "_cpu_flags", lambda: {"sse", "sse2", "avx2"})
     features = runtime.Features()
     assert features.is_enabled("CPU_AVX2") and features.is_enabled("CPU_SSE2")
     assert not features.is_enabled("CPU_AVX") and not features.is_enabled("F16C")
 
 
-def test_mpi_feature_follows_importability(monkeypatch):
+def test_mpi_feature_follows_importability(monkeypatch, fresh_features):
     real = importlib.util.find_spec
     monkeypatch.setattr(
         runtime.importlib.util, "find_spec", lambda n: None if n == "mpi4py" else real(n)

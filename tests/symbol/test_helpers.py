@@ -91,3 +91,9 @@ def test_sym_random_samplers_refuse_until_their_operators_land():
         mx.sym.random.uniform(low=0, high=1, shape=(2,))
     with pytest.raises(AttributeError, match="no attribute 'unifrom'"):
         mx.sym.random.unifrom  # noqa: B018 - the attribute access is the test
+
+
+def test_a_symbol_has_no_truth_value():
+    """As MXNet (test_symbol_bool): bool(symbol) raises NotImplementedForSymbol."""
+    with pytest.raises(mx.base.NotImplementedForSymbol, match='operator "bool"'):
+        bool(mx.sym.var("x") + 1)
