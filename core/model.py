@@ -23,7 +23,16 @@ from . import symbol as sym
 from .context import cpu
 from .errors import FormatError
 
-__all__ = ["BatchEndParam", "save_checkpoint", "load_checkpoint", "load_params"]
+__all__ = [
+    "BASE_ESTIMATOR",
+    "BatchEndParam",
+    "DataParallelExecutorManager",
+    "load_checkpoint",
+    "load_params",
+    "save_checkpoint",
+]
+
+BASE_ESTIMATOR = object  # MXNet's base class of FeedForward
 
 BatchEndParam = namedtuple("BatchEndParams", ["epoch", "nbatch", "eval_metric", "locals"])
 BatchEndParam.__doc__ = """What a batch-end (or eval-end) callback receives.
@@ -182,3 +191,36 @@ def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
     for indices, grad_list, weight_list in updates:
         if indices:
             updater(indices, grad_list, weight_list)
+
+
+class DataParallelExecutorManager:
+    """MXNet's executor manager behind the old FeedForward loop: not in rebind."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(
+            "DataParallelExecutorManager is the executor plumbing of MXNet's old FeedForward "
+            "loop; rebind's FeedForward runs on Module, whose DataParallelExecutorGroup "
+            "(mx.module.executor_group) does that work"
+        )
+
+
+# The names MXNet's model module imports from elsewhere, and FeedForward, which runs on
+# Module (whose package imports this module): resolved on first use, as MXNet users reach
+# them (mx.model.FeedForward, from mxnet.model import Uniform).
+_LAZY = {
+    "FeedForward": ("feedforward", "FeedForward"),
+    "LogValidationMetricsCallback": ("callback", "LogValidationMetricsCallback"),
+    "Uniform": ("initializer", "Uniform"),
+    "get_updater": ("optimizer", "get_updater"),
+    "DataDesc": ("io", "DataDesc"),
+    "Context": ("context", "Context"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module_name, attribute = _LAZY[name]
+        return getattr(importlib.import_module(f"{__package__}.{module_name}"), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,6 +20,7 @@ from .names import (
 )
 
 COVERED = [
+    "model",
     "mx",
     "operator",
     "kvstore",
