@@ -20,6 +20,7 @@ states) and ``mxnet_pickle`` (reading MXNet's pickled ``.states`` safely).
 """
 
 from .. import registry
+from . import contrib  # noqa: F401  (mx.optimizer.contrib, as in MXNet)
 from .optimizer import FAMILY, Optimizer, create, register
 from .updater import Updater, get_updater
 

@@ -20,6 +20,7 @@ from .names import (
 )
 
 COVERED = [
+    "optimizer",
     "model",
     "mx",
     "operator",
