@@ -45,40 +45,36 @@ class MXNetError(RuntimeError):
     """
 
 
-class NotImplementedForSymbol(MXNetError):
+class _UnavailableCall(MXNetError):
+    """A function called on a kind of array it does not support (MXNet's message form)."""
+
+    NOT_FOR = ""
+
+    def __init__(self, function, alias, *args):
+        super().__init__()
+        self.function = getattr(function, "__name__", str(function))
+        self.alias = alias
+        self.args = [str(type(arg)) for arg in args]
+
+    def __str__(self):
+        text = f"Function {self.function}"
+        if self.alias:
+            text += f' (namely operator "{self.alias}")'
+        if self.args:
+            text += f" with arguments ({', '.join(self.args)})"
+        return text + self.NOT_FOR
+
+
+class NotImplementedForSymbol(_UnavailableCall):
     """A function exists for NDArray but not for Symbol."""
 
-    def __init__(self, function, alias, *args):
-        super().__init__()
-        self.function = getattr(function, "__name__", str(function))
-        self.alias = alias
-        self.args = [str(type(arg)) for arg in args]
-
-    def __str__(self):
-        text = f"Function {self.function}"
-        if self.alias:
-            text += f' (namely operator "{self.alias}")'
-        if self.args:
-            text += f" with arguments ({', '.join(self.args)})"
-        return text + " is not implemented for Symbol and only available in NDArray."
+    NOT_FOR = " is not implemented for Symbol and only available in NDArray."
 
 
-class NotSupportedForSparseNDArray(MXNetError):
+class NotSupportedForSparseNDArray(_UnavailableCall):
     """A function exists for dense NDArrays only (rebind has no sparse storage)."""
 
-    def __init__(self, function, alias, *args):
-        super().__init__()
-        self.function = getattr(function, "__name__", str(function))
-        self.alias = alias
-        self.args = [str(type(arg)) for arg in args]
-
-    def __str__(self):
-        text = f"Function {self.function}"
-        if self.alias:
-            text += f' (namely operator "{self.alias}")'
-        if self.args:
-            text += f" with arguments ({', '.join(self.args)})"
-        return text + " is not supported for SparseNDArray and only available in NDArray."
+    NOT_FOR = " is not supported for SparseNDArray and only available in NDArray."
 
 
 def _as_list(obj):

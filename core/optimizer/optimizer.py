@@ -1,18 +1,12 @@
-"""``mx.optimizer`` (alias ``mx.opt``): the Optimizer base class, ``create`` and ``register``.
+"""The ``Optimizer`` base class, with ``create`` and ``register``.
 
-An optimizer turns a gradient into an in-place weight update. This module owns
-what every optimizer shares, as MXNet 1.9.1 defines it: the constructor
-arguments, learning-rate and weight-decay multipliers per parameter (from
-``set_lr_mult``/``set_wd_mult``, from a symbol's ``__lr_mult__``/``__wd_mult__``
-attributes, and MXNet's default of no weight decay on parameters whose names
-end in neither ``_weight`` nor ``_gamma``), the per-index update counts that
-drive schedules and bias corrections, and the float16 master-copy wrapper.
-
-The optimizers themselves (``sgd``, ``adam``, ...) are plugins registered
-through ``rebind_add_optimizers``; ``mx.optimizer.SGD`` and the like resolve
-through the registry, so a third-party optimizer is reachable the same way.
-Helpers for implementations (``_clip``, ``_state_zeros``, ...) work on the
-backend arrays, so update math is written once for NumPy and CuPy.
+What every optimizer shares, as MXNet 1.9.1 defines it: the constructor
+arguments, per-parameter learning-rate and weight-decay multipliers (from
+``set_lr_mult``/``set_wd_mult``, ``__lr_mult__``/``__wd_mult__`` attributes,
+and no weight decay on names ending in neither ``_weight`` nor ``_gamma``),
+per-index update counts, and the float16 master-copy wrapper. The helpers for
+implementations (``_clip``, ``_state_zeros``, ...) work on backend arrays, so
+update math is written once for NumPy and CuPy.
 """
 
 import warnings
