@@ -22,6 +22,7 @@ from ..context import Context
 from ..errors import RebindError, ShapeError
 from ..ndarray.ndarray import NDArray
 from ..operator import CustomOp, lookup_prop, registered_names
+from ..profiler import PROFILER
 from .base import OpDef, known, merge_shape
 from .params import ParamError, to_attr_string
 
@@ -192,6 +193,14 @@ def _operator_for(ctx, p, context, inputs, aux):
     return entry
 
 
+def _run_python(p, backward, call):
+    """Run the user's forward/backward; the profiler, when running, records it by op_type."""
+    if PROFILER.symbolic or PROFILER.imperative:
+        PROFILER.time_custom_python(p.op_type, backward, call)
+    else:
+        call()
+
+
 def _forward(ctx, p, inputs, aux):
     backend = ctx.backend
     context = Context(backend.device_type, ctx.device_id)
@@ -202,12 +211,16 @@ def _forward(ctx, p, inputs, aux):
         NDArray(backend.zeros(s, t, ctx.device_id), context)
         for s, t in zip(out_shapes, out_types, strict=True)
     ]
-    op.forward(
-        is_train=ctx.is_train,
-        req=["write"] * len(out_data),
-        in_data=in_data,
-        out_data=out_data,
-        aux=aux_data,
+    _run_python(
+        p,
+        False,
+        lambda: op.forward(
+            is_train=ctx.is_train,
+            req=["write"] * len(out_data),
+            in_data=in_data,
+            out_data=out_data,
+            aux=aux_data,
+        ),
     )
     return [o._data for o in out_data], (op, context, in_data, out_data, aux_data)
 
@@ -220,13 +233,17 @@ def _backward(ctx, p, saved, out_grads, need_grad):
     ]
     out_grad = [NDArray(g, context) for g in out_grads]
     req = ["write" if needed else "null" for needed in need_grad]
-    op.backward(
-        req=req,
-        out_grad=out_grad,
-        in_data=in_data,
-        out_data=out_data,
-        in_grad=in_grad,
-        aux=aux_data,
+    _run_python(
+        p,
+        True,
+        lambda: op.backward(
+            req=req,
+            out_grad=out_grad,
+            in_data=in_data,
+            out_data=out_data,
+            in_grad=in_grad,
+            aux=aux_data,
+        ),
     )
     return [g._data if needed else None for g, needed in zip(in_grad, need_grad, strict=True)]
 

@@ -20,6 +20,10 @@ from .output import AggregateStats, trace_document
 
 __all__ = ["PROFILER", "Profiler", "current_scope"]
 
+CUSTOM_DOMAIN = "Custom Operator"  # MXNet's aggregate-table section for custom operators
+# the op_type of the custom operator whose Python code runs now (None: none does)
+_custom_op_type = contextvars.ContextVar("rebind_profiler_custom_op", default=None)
+
 # the scope set by profiler.scope(); '<unk>:' is MXNet's name for "no scope"
 NO_SCOPE = "<unk>:"
 current_scope = contextvars.ContextVar("rebind_profiler_scope", default=NO_SCOPE)
@@ -119,11 +123,29 @@ class Profiler:
         scope = current_scope.get()
         if scope != NO_SCOPE:
             name = scope + name
+        category, op_type = "operator", _custom_op_type.get()
+        if op_type is not None:  # an operator a custom operator's Python code called
+            category, name = CUSTOM_DOMAIN, f"{op_type}::{name}"
         device = f"{context.device_type}/{context.device_id}"
-        self.complete(
-            "operator", name, start, end, device, None if node is None else {"node": node}
-        )
+        self.complete(category, name, start, end, device, None if node is None else {"node": node})
         return result
+
+    def time_custom_python(self, op_type, backward, function):
+        """Run a custom operator's Python ``forward``/``backward`` and record it, as MXNet does.
+
+        The Python code is recorded in the "Custom Operator" domain as
+        ``<op_type>::pure_python`` (``_backward_<op_type>::pure_python``), and the
+        operators it calls as ``<op_type>::<operator>``.
+        """
+        token = _custom_op_type.set(op_type)
+        start = time.perf_counter_ns()
+        try:
+            function()
+        finally:
+            end = time.perf_counter_ns()
+            _custom_op_type.reset(token)
+        prefix = "_backward_" if backward else ""
+        self.complete(CUSTOM_DOMAIN, f"{prefix}{op_type}::pure_python", start, end)
 
     def complete(self, category, name, start_ns, end_ns, process=None, args=None):
         """Record a finished duration (a trace "X" event, and the aggregate)."""

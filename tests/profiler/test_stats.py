@@ -117,3 +117,44 @@ def test_without_aggregate_stats_dumps_is_empty(ctx):
 def test_invalid_dumps_arguments_assert_as_in_mxnet(kwargs):
     with pytest.raises(AssertionError, match="Invalid value provided"):
         profiler.dumps(**kwargs)
+
+
+class _AddOne(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], in_data[0] + 1)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0])
+
+
+@mx.operator.register("profiled_add_one")
+class _AddOneProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=True)
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0]], [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _AddOne()
+
+
+def test_custom_operators_have_their_own_section(tmp_path):
+    """As MXNet (test_custom_operator_profiling_multiple_custom_ops): the Python code of a
+    custom operator and the operators it calls are listed under 'Custom Operator'."""
+    profiler.set_config(profile_all=True, filename=str(tmp_path / "p.json"), aggregate_stats=True)
+    profiler.set_state("run")
+    profiler.dumps(reset=True)
+    net = mx.sym.Custom(mx.sym.Variable("a"), op_type="profiled_add_one")
+    executor = net.bind(mx.cpu(), {"a": mx.nd.zeros((3, 3))}, args_grad={"a": mx.nd.zeros((3, 3))})
+    executor.forward(is_train=True)
+    executor.backward([mx.nd.ones((3, 3))])
+    mx.nd.relu(mx.nd.ones((2,)))  # outside any custom operator
+    stats = json.loads(profiler.dumps(format="json"))["Time"]
+    profiler.set_state("stop")
+    custom = stats["Custom Operator"]
+    assert custom["profiled_add_one::pure_python"]["Count"] == 1
+    assert custom["_backward_profiled_add_one::pure_python"]["Count"] == 1
+    assert custom["profiled_add_one::_plus_scalar"]["Count"] == 1
+    assert "relu" in stats["operator"] and "relu" not in custom
+    assert "profiled_add_one::relu" not in custom
