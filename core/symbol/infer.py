@@ -132,8 +132,8 @@ def unresolved(nodes, shapes, given):
     return None
 
 
-def infer_graph_types(heads, given):
-    """Dtype names of every entry, {(id(node), index): name}, with float32 as the default."""
+def infer_graph_types(heads, given, default="float32"):
+    """Dtype names of every entry, {(id(node), index): name}; ``default`` where none is known."""
     nodes = topological_order(heads)
     types = {}
     for node in nodes:
@@ -147,7 +147,7 @@ def infer_graph_types(heads, given):
             break
     for key, value in types.items():
         if value is None:
-            types[key] = "float32"
+            types[key] = default
     return nodes, types
 
 

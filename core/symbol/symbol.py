@@ -238,24 +238,28 @@ class Symbol:
 
     def infer_type(self, *args, **kwargs):
         """(argument dtypes, output dtypes, aux dtypes) as NumPy types; float32 by default."""
+        return self._infer_types(args, kwargs, "infer_type", unknown="float32")
+
+    def infer_type_partial(self, *args, **kwargs):
+        """As ``infer_type``, but a dtype nothing determines is None, as in MXNet."""
+        return self._infer_types(args, kwargs, "infer_type_partial", unknown=None)
+
+    def _infer_types(self, args, kwargs, what, unknown):
         import numpy as np
 
-        given = {k: np.dtype(v).name for k, v in self._given(args, kwargs, "infer_type").items()}
-        nodes, types = infer_graph_types(self._heads, given)
+        given = {k: np.dtype(v).name for k, v in self._given(args, kwargs, what).items()}
+        nodes, types = infer_graph_types(self._heads, given, default=unknown)
         args_, aux_ = arguments_and_aux(nodes)
 
         def type_of(node, index=0):
-            return np.dtype(types.get((id(node), index)) or "float32").type
+            name = types.get((id(node), index)) or unknown
+            return None if name is None else np.dtype(name).type
 
         return (
             [type_of(n) for n in args_],
             [type_of(n, i) for n, i in self._heads],
             [type_of(n) for n in aux_],
         )
-
-    def infer_type_partial(self, *args, **kwargs):
-        """Same as ``infer_type``: unknown dtypes are float32 rather than None."""
-        return self.infer_type(*args, **kwargs)
 
     # -- binding --------------------------------------------------------------------
     def simple_bind(

@@ -125,3 +125,17 @@ def test_aux_state_shapes_and_groups():
     fc = mx.sym.FullyConnected(mx.sym.var("d"), num_hidden=8, name="fc")
     group = mx.sym.Group([fc, mx.sym.var("y")])
     assert group.infer_shape(d=(2, 3), y=(4,)) == ([(2, 3), (8, 3), (8,), (4,)], [(2, 8), (4,)], [])
+
+
+def test_partial_type_inference_leaves_unknown_dtypes_none():
+    """MXNet's test_symbol_infer_type: a dtype nothing determines is None in the partial
+    form (and float32 in rebind's infer_type, which always completes)."""
+    data = mx.sym.Variable("data")
+    net = mx.sym.SoftmaxOutput(
+        mx.sym.FullyConnected(mx.sym.Cast(data, dtype="float32"), num_hidden=3, name="fc1"),
+        name="softmax",
+    )
+    args, outs, aux = net.infer_type_partial()
+    assert args == [None, np.float32, np.float32, np.float32] and outs == [np.float32]
+    assert net.infer_type()[0][0] is np.float32
+    assert net.infer_type(data=np.float16)[0] == [np.float16] + [np.float32] * 3
