@@ -70,7 +70,11 @@ def invoke(op_name, args, kwargs):
     inputs, aux = _inputs(op, params, arrays, named)
     ctx = _context(op.name, inputs + aux) if inputs or aux else _creation_context(ctx_arg)
     _, out_shapes, _ = op.infer_shapes(
-        params, [a.shape for a in inputs], None, [a.shape for a in aux], node=op.name
+        params,
+        [a.shape for a in inputs],
+        _target_shapes(op, params, out),
+        [a.shape for a in aux],
+        node=op.name,
     )
     op_ctx = OpContext(False, ctx.backend, ctx.device_id, tuple(out_shapes))
     in_data, aux_data = [a._data for a in inputs], [a._data for a in aux]
@@ -82,6 +86,16 @@ def invoke(op_name, args, kwargs):
         outputs, _ = op.forward(op_ctx, params, in_data, aux_data)
     results = [NDArray(o, ctx) for o in outputs]
     return _deliver(results, out)
+
+
+def _target_shapes(op, params, out):
+    """The shapes of the ``out=`` arrays, which tell creators like ``_set_value`` their shape."""
+    if out is None:
+        return None
+    targets = out if isinstance(out, (list, tuple)) else [out]
+    if len(targets) != len(op.outputs(params)):
+        return None
+    return [tuple(t.shape) for t in targets]
 
 
 def _creation_context(ctx_arg):

@@ -29,9 +29,19 @@ TOLERANCES = {  # dtype -> (rtol, atol)
 
 @cache
 def golden_cases():
-    """Every op case of the manifest, by id."""
+    """Every op case, by id: the shared manifest's and those of ``golden/ops_extra/*.json``.
+
+    The second set is recorded by ``tests/recording/record_ops.py`` from the
+    case definitions in ``tests/ops/cases/`` (the operators of issue 13).
+    """
     manifest = json.loads((GOLDEN / "manifest.json").read_text())
-    return {case["id"]: case for case in manifest["categories"]["ops"]["cases"]}
+    cases = {case["id"]: case for case in manifest["categories"]["ops"]["cases"]}
+    for path in sorted((GOLDEN / "ops_extra").glob("*.json")):
+        for case in json.loads(path.read_text())["cases"]:
+            if case["id"] in cases:
+                raise AssertionError(f"golden case id {case['id']!r} of {path.name} is taken")
+            cases[case["id"]] = case
+    return cases
 
 
 def case_ids(*ops):
@@ -89,6 +99,9 @@ def replay_golden(case_id, ctx, tolerance=None, skip=()):
     args = [data[f"arg.{name}"] for name in case["arguments"]]
     aux_names = case["aux_states"]
     _check_inference(op, params, case, args, [data[f"aux.{n}"] for n in aux_names])
+    if case.get("random"):
+        _check_random_draw(op, params, case, args, ctx)
+        return
     if "train" in case["modes"] and "train" not in skip:
         _check_train(op, params, case, data, args, ctx, tolerance, skip)
     if "infer" in case["modes"] and "infer" not in skip:
@@ -100,6 +113,21 @@ def replay_golden(case_id, ctx, tolerance=None, skip=()):
         for i, (out, want) in enumerate(zip(outs, expected, strict=False)):
             if want is not None:
                 assert_close(_host(ctx, out), want, f"{case_id}: inference output {i}", tolerance)
+
+
+def _check_random_draw(op, params, case, args, ctx):
+    """A sampler's draw has the recorded shapes and dtypes (its values are MXNet's stream's)."""
+    outs, _ = op.forward(
+        OpContext(
+            True, ctx.backend, ctx.device_id, out_shapes=tuple(map(tuple, case["out_shapes"]))
+        ),
+        params,
+        [_on(ctx, a) for a in args],
+        [],
+    )
+    for i, out in enumerate(outs[: len(case["outputs"])]):
+        assert tuple(out.shape) == tuple(case["out_shapes"][i]), f"{case['id']}: output {i} shape"
+        assert np.dtype(out.dtype).name == case["out_dtypes"][i], f"{case['id']}: output {i} dtype"
 
 
 def _out_range(case):
@@ -131,11 +159,14 @@ def _check_inference(op, params, case, args, aux):
 def _check_train(op, params, case, data, args, ctx, tolerance, skip):
     cid, aux_names = case["id"], case["aux_states"]
     aux = [_on(ctx, data[f"aux.{n}"]) for n in aux_names]
-    outs, saved = op.forward(
-        OpContext(True, ctx.backend, ctx.device_id), params, [_on(ctx, a) for a in args], aux
-    )
+    inputs = [_on(ctx, a) for a in args]
+    outs, saved = op.forward(OpContext(True, ctx.backend, ctx.device_id), params, inputs, aux)
     for i in _out_range(case):
         assert_close(_host(ctx, outs[i]), data[f"out.{i}"], f"{cid}: train output {i}", tolerance)
+    for name, array in zip(case["arguments"], inputs, strict=True):
+        # update operators change their states in place (MXNet's mutable inputs)
+        want = data.get(f"arg_after.{name}", data[f"arg.{name}"])
+        assert_close(_host(ctx, array), want, f"{cid}: input {name} after forward", tolerance)
     for name, array in zip(aux_names, aux, strict=True):
         if f"aux_after_fwd.{name}" in data:
             assert_close(
