@@ -96,12 +96,12 @@ _ELEMWISE = [
     ("_maximum", "maximum", ("_Maximum",)),
     ("_minimum", "minimum", ("_Minimum",)),
     ("_hypot", "hypot", ("_Hypot",)),
-    ("_equal", "equal", ()),
-    ("_not_equal", "not_equal", ()),
-    ("_greater", "greater", ()),
-    ("_greater_equal", "greater_equal", ()),
-    ("_lesser", "lesser", ()),
-    ("_lesser_equal", "lesser_equal", ()),
+    ("_equal", "equal", ("_Equal",)),
+    ("_not_equal", "not_equal", ("_Not_Equal",)),
+    ("_greater", "greater", ("_Greater",)),
+    ("_greater_equal", "greater_equal", ("_Greater_Equal",)),
+    ("_lesser", "lesser", ("_Lesser",)),
+    ("_lesser_equal", "lesser_equal", ("_Lesser_Equal",)),
     ("_mod", "mod", ("_Mod",)),
 ]
 

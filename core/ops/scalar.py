@@ -134,12 +134,16 @@ def _zero_gradient(xp, g, x, y, s):
 # comparisons with a number give 1 or 0 in the input's dtype
 _TABLE.update(
     {
-        "_equal_scalar": ((), lambda xp, x, s: x == s, _zero_gradient),
-        "_not_equal_scalar": ((), lambda xp, x, s: x != s, _zero_gradient),
-        "_greater_scalar": ((), lambda xp, x, s: x > s, _zero_gradient),
-        "_greater_equal_scalar": ((), lambda xp, x, s: x >= s, _zero_gradient),
-        "_lesser_scalar": ((), lambda xp, x, s: x < s, _zero_gradient),
-        "_lesser_equal_scalar": ((), lambda xp, x, s: x <= s, _zero_gradient),
+        "_equal_scalar": (("_EqualScalar",), lambda xp, x, s: x == s, _zero_gradient),
+        "_not_equal_scalar": (("_NotEqualScalar",), lambda xp, x, s: x != s, _zero_gradient),
+        "_greater_scalar": (("_GreaterScalar",), lambda xp, x, s: x > s, _zero_gradient),
+        "_greater_equal_scalar": (
+            ("_GreaterEqualScalar",),
+            lambda xp, x, s: x >= s,
+            _zero_gradient,
+        ),
+        "_lesser_scalar": (("_LesserScalar",), lambda xp, x, s: x < s, _zero_gradient),
+        "_lesser_equal_scalar": (("_LesserEqualScalar",), lambda xp, x, s: x <= s, _zero_gradient),
         "_mod_scalar": (("_ModScalar",), lambda xp, x, s: xp.mod(x, s), _passed),
         "_rmod_scalar": (
             ("_RModScalar",),
