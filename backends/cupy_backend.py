@@ -118,6 +118,22 @@ class CupyBackend(Backend):
         with self.device(device_id):
             return self.rng(device_id).permutation(n)
 
+    def gamma(self, alpha, scale, shape, dtype, device_id):
+        """Gamma draws of shape ``alpha`` and scale ``scale`` (scalars or broadcast arrays)."""
+        with self.device(device_id):
+            values = self.rng(device_id).gamma(alpha, scale, size=shape)
+            return values.astype(dtype, copy=False)
+
+    def exponential(self, scale, shape, dtype, device_id):
+        with self.device(device_id):
+            values = self.rng(device_id).exponential(scale, size=shape)
+            return values.astype(dtype, copy=False)
+
+    def poisson(self, lam, shape, dtype, device_id):
+        with self.device(device_id):
+            values = self.rng(device_id).poisson(lam, size=shape)
+            return values.astype(dtype, copy=False)
+
 
 @hookimpl
 def rebind_add_backends(registry):

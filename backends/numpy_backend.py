@@ -47,6 +47,19 @@ class NumpyBackend(Backend):
     def permutation(self, n, device_id):
         return self.rng(device_id).permutation(n)
 
+    def gamma(self, alpha, scale, shape, dtype, device_id):
+        """Gamma draws of shape ``alpha`` and scale ``scale`` (scalars or broadcast arrays)."""
+        values = self.rng(device_id).gamma(alpha, scale, size=shape)
+        return np.asarray(values, dtype=dtype)
+
+    def exponential(self, scale, shape, dtype, device_id):
+        values = self.rng(device_id).exponential(scale, size=shape)
+        return np.asarray(values, dtype=dtype)
+
+    def poisson(self, lam, shape, dtype, device_id):
+        values = self.rng(device_id).poisson(lam, size=shape)
+        return np.asarray(values, dtype=dtype)
+
 
 @hookimpl
 def rebind_add_backends(registry):

@@ -4,9 +4,36 @@ import numbers
 
 from . import registry
 from .context import Context
-from .ndarray.random import normal, randint, shuffle, uniform
+from .ndarray.random import (
+    exponential,
+    gamma,
+    generalized_negative_binomial,
+    multinomial,
+    negative_binomial,
+    normal,
+    poisson,
+    randint,
+    randn,
+    shuffle,
+    uniform,
+)
 
-__all__ = ["seed", "get_state", "set_state", "uniform", "normal", "randint", "shuffle"]
+__all__ = [
+    "seed",
+    "get_state",
+    "set_state",
+    "uniform",
+    "normal",
+    "randn",
+    "randint",
+    "shuffle",
+    "exponential",
+    "gamma",
+    "poisson",
+    "negative_binomial",
+    "generalized_negative_binomial",
+    "multinomial",
+]
 
 
 def seed(seed_state, ctx="all"):

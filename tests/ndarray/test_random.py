@@ -106,20 +106,52 @@ def test_randint_needs_high_above_low(ctx, low, high):
         mx.nd.random.randint(low, high, shape=2, ctx=ctx)
 
 
+def test_ndarray_parameters_draw_one_distribution_per_element(ctx):
+    seeded(13)
+    low, high = mx.nd.array([0, 10], ctx=ctx), mx.nd.array([1, 11], ctx=ctx)
+    out = mx.nd.random.uniform(low, high, shape=3)
+    assert out.shape == (2, 3) and out.context == ctx
+    values = out.asnumpy()
+    assert (values[0] < 1).all() and (values[1] >= 10).all()
+    scale = mx.nd.array([1.0, 4.0], ctx=ctx)
+    assert mx.nd.random.exponential(scale).shape == (2,)
+    assert mx.nd.random.normal(low, scale, shape=(2, 2)).shape == (2, 2, 2)
+
+
+def test_parameters_must_be_all_numbers_or_all_ndarrays(ctx):
+    with pytest.raises(TypeError, match="same type"):
+        mx.nd.random.uniform(mx.nd.zeros((2,), ctx=ctx), 1)
+    with pytest.raises(TypeError):  # MXNet has no randint with NDArray parameters
+        mx.nd.random.randint(mx.nd.zeros((2,), ctx=ctx), mx.nd.ones((2,), ctx=ctx))
+
+
 @pytest.mark.parametrize(
-    "draw",
+    "draw, mean",
     [
-        lambda p: mx.nd.random.uniform(p, 1, shape=2),
-        lambda p: mx.nd.random.uniform(0, p, shape=2),
-        lambda p: mx.nd.random.normal(p, 1, shape=2),
-        lambda p: mx.nd.random.normal(0, p, shape=2),
-        lambda p: mx.nd.random.randint(p, 5, shape=2),
+        (lambda ctx: mx.nd.random.poisson(3, shape=4000, ctx=ctx), 3.0),
+        (lambda ctx: mx.nd.random.exponential(2, shape=4000, ctx=ctx), 2.0),
+        (lambda ctx: mx.nd.random.gamma(2, 1.5, shape=4000, ctx=ctx), 3.0),
+        (lambda ctx: mx.nd.random.negative_binomial(4, 0.5, shape=4000, ctx=ctx), 4.0),
+        (lambda ctx: mx.nd.random.generalized_negative_binomial(2, 0.5, shape=4000, ctx=ctx), 2.0),
+        (lambda ctx: mx.nd.random.randn(40, 100, ctx=ctx, loc=1), 1.0),
     ],
-    ids=["uniform-low", "uniform-high", "normal-loc", "normal-scale", "randint-low"],
+    ids=["poisson", "exponential", "gamma", "negative_binomial", "gen_negative_binomial", "randn"],
 )
-def test_ndarray_parameters_are_not_implemented(ctx, draw):
-    with pytest.raises(NotImplementedError):
-        draw(mx.nd.zeros((2,), ctx=ctx))
+def test_other_distributions(ctx, draw, mean):
+    seeded(14)
+    sample = draw(ctx).asnumpy().astype(np.float64)
+    assert sample.dtype == np.float64 and abs(sample.mean() - mean) < 0.15 * mean
+
+
+def test_like_samplers_and_multinomial(ctx):
+    seeded(15)
+    data = mx.nd.zeros((3, 2), ctx=ctx, dtype=np.float64)
+    out = mx.nd.random.normal_like(data, loc=2)
+    assert out.shape == (3, 2) and out.dtype is np.float64
+    probs = mx.nd.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]], ctx=ctx)
+    index, log_prob = mx.nd.random.multinomial(probs, shape=5, get_prob=True)
+    assert index.dtype is np.int32 and index.shape == (2, 5)
+    assert set(index.asnumpy()[1].tolist()) == {2} and (log_prob.asnumpy()[1] == 0).all()
 
 
 # ------------------------------------------------------------------------ seeds
