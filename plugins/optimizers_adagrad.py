@@ -1,7 +1,9 @@
 """Accumulating optimizers: AdaGrad, GroupAdaGrad, RMSProp, AdaDelta, Ftrl.
 
-Registered under MXNet's lower-cased class names; the arithmetic follows
-MXNet 1.9.1 operation by operation. Their states are float32 whatever the
+Registered under MXNet's lower-cased class names; RMSProp and Ftrl use the
+update rules of ``rebind.optimizer.rules``, shared with ``rmsprop_update``,
+``rmspropalex_update`` and ``ftrl_update``; the arithmetic follows MXNet 1.9.1
+operation by operation. Their states are float32 whatever the
 weight's dtype, as in MXNet. RMSProp adds the weight decay to the gradient
 before clipping; AdaGrad and AdaDelta apply it to the weight in the step;
 Ftrl puts it in the denominator of its closed-form weight; GroupAdaGrad
@@ -10,6 +12,7 @@ refuses it.
 
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
+from rebind.optimizer.rules import ftrl_step, rmsprop_step, rmspropalex_step
 
 __all__ = ["AdaGrad", "GroupAdaGrad", "RMSProp", "AdaDelta", "Ftrl"]
 
@@ -114,23 +117,15 @@ class RMSProp(Optimizer):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         w, xp = weight._data, weight.context.backend.xp
-        one, lr, wd, gamma1, gamma2, epsilon = self._typed(
-            weight, 1, lr, wd, self.gamma1, self.gamma2, self.epsilon
-        )
-        g = self._clip(self._rescaled(grad) + wd * w)
-        n = state[0]._data
-        n[...] = (one - gamma1) * g * g + gamma1 * n
+        g = self._clip(self._rescaled(grad) + self._typed(weight, wd)[0] * w)
+        bound = self.clip_weights or None
         if not self.centered:
-            w -= lr * (g / xp.sqrt(n + epsilon))
-        else:
-            mean, delta = state[1]._data, state[2]._data
-            mean[...] = (one - gamma1) * g + gamma1 * mean
-            spread = xp.sqrt(n - mean * mean + epsilon)
-            delta[...] = gamma2 * delta - lr * (g / spread)
-            w += delta
-        if self.clip_weights:
-            bound = float(self.clip_weights)
-            w[...] = w.clip(-bound, bound)
+            rmsprop_step(xp, w, g, state[0]._data, lr, self.gamma1, self.epsilon, bound)
+            return
+        n, mean, delta = (s._data for s in state)
+        rmspropalex_step(
+            xp, w, g, n, mean, delta, lr, self.gamma1, self.gamma2, self.epsilon, bound
+        )
 
 
 class AdaDelta(Optimizer):
@@ -191,12 +186,7 @@ class Ftrl(Optimizer):
         wd, lr = self._get_wd(index), self._get_lr(index)
         w, g, xp = weight._data, self._clip(self._rescaled(grad)), weight.context.backend.xp
         z, n = state[0]._data, state[1]._data
-        lr, wd, lamda1, beta = self._typed(weight, lr, wd, self.lamda1, self.beta)
-        squared = xp.square(g)
-        z += g - (xp.sqrt(n + squared) - xp.sqrt(n)) * w / lr
-        n += squared
-        shrunk = (xp.sign(z) * lamda1 - z) / ((beta + xp.sqrt(n)) / lr + wd)
-        w[...] = shrunk * (xp.abs(z) > lamda1)
+        ftrl_step(xp, w, g, z, n, lr, self.lamda1, self.beta, wd)
 
 
 @hookimpl

@@ -1,7 +1,9 @@
 """Adam-like optimizers: Adam, Adamax, Nadam, FTML, LAMB.
 
-Registered under MXNet's lower-cased class names; the arithmetic follows
-MXNet 1.9.1 operation by operation. Adam, Adamax, Nadam and FTML add the
+Registered under MXNet's lower-cased class names; Adam, FTML and LAMB use the
+update rules of ``rebind.optimizer.rules``, shared with ``adam_update``,
+``ftml_update`` and ``lamb_update_phase1/2``; the arithmetic follows MXNet
+1.9.1 operation by operation. Adam, Adamax, Nadam and FTML add the
 weight decay to the rescaled gradient before clipping (so the decay is
 clipped too); LAMB clips the gradient alone and adds the decay to the
 normalised step. ``t`` is the number of updates of the weight's index so far,
@@ -12,6 +14,15 @@ import math
 
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
+from rebind.optimizer.rules import (
+    adam_step,
+    ftml_step,
+    lamb_apply,
+    lamb_direction,
+    lamb_ratio,
+    moving_average,
+    moving_square_average,
+)
 
 __all__ = ["Adam", "Adamax", "Nadam", "FTML", "LAMB"]
 
@@ -30,18 +41,6 @@ class _MomentOptimizer(Optimizer):
         t = self._index_update_count[index]
         decayed = self._rescaled(grad) + weight._data * wd
         return lr, wd, t, self._clip(decayed)
-
-
-def _moment(average, value, beta, one):
-    """``average = beta * average + (1 - beta) * value``, in place (``beta``, ``one`` typed)."""
-    average *= beta
-    average += (one - beta) * value
-
-
-def _second_moment(average, value, beta, one):
-    """``average = beta * average + (1 - beta) * value * value``, in place."""
-    average *= beta
-    average += (one - beta) * value * value
 
 
 class Adam(_MomentOptimizer):
@@ -74,12 +73,8 @@ class Adam(_MomentOptimizer):
     def update(self, index, weight, grad, state):
         lr, _wd, t, g = self._begin(index, weight, grad)
         lr *= math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
-        one, beta1, beta2, epsilon = self._typed(weight, 1, self.beta1, self.beta2, self.epsilon)
-        mean, var = state[0]._data, state[1]._data
-        _moment(mean, g, beta1, one)
-        _second_moment(var, g, beta2, one)
-        xp = weight.context.backend.xp
-        weight._data -= lr * mean / (xp.sqrt(var) + epsilon)
+        mean, var, xp = state[0]._data, state[1]._data, weight.context.backend.xp
+        adam_step(xp, weight._data, g, mean, var, lr, self.beta1, self.beta2, self.epsilon)
 
 
 class Adamax(_MomentOptimizer):
@@ -97,7 +92,7 @@ class Adamax(_MomentOptimizer):
         lr, _wd, t, g = self._begin(index, weight, grad)
         lr /= 1.0 - self.beta1**t
         mean, peak = state[0]._data, state[1]._data
-        _moment(mean, g, self.beta1, 1.0)
+        moving_average(mean, g, self.beta1, 1.0)
         xp = weight.context.backend.xp
         xp.maximum(self.beta2 * peak, xp.abs(g), out=peak)
         weight._data -= lr * mean / peak
@@ -135,8 +130,8 @@ class Nadam(_MomentOptimizer):
         self.m_schedule = self.m_schedule * momentum_t
         schedule_next = self.m_schedule * momentum_next
         mean, var = state[0]._data, state[1]._data
-        _moment(mean, g, self.beta1, 1.0)
-        _second_moment(var, g, self.beta2, 1.0)
+        moving_average(mean, g, self.beta1, 1.0)
+        moving_square_average(var, g, self.beta2, 1.0)
         grad_prime = g / (1.0 - self.m_schedule)
         mean_prime = mean / (1.0 - schedule_next)
         var_prime = var / (1.0 - pow(self.beta2, t))
@@ -165,19 +160,9 @@ class FTML(_MomentOptimizer):
 
     def update(self, index, weight, grad, state):
         lr, _wd, t, g = self._begin(index, weight, grad)
-        one, beta1, beta2, epsilon, lr, t = self._typed(
-            weight, 1, self.beta1, self.beta2, self.epsilon, lr, t
-        )
         prev_d, var, z = (s._data for s in state)
-        w, xp = weight._data, weight.context.backend.xp
-        var *= beta2
-        var += (one - beta2) * (g * g)
-        d_t = (one - beta1**t) / lr * (xp.sqrt(var / (one - beta2**t)) + epsilon)
-        z *= beta1
-        z += (one - beta1) * g
-        z -= (d_t - beta1 * prev_d) * w
-        prev_d[...] = d_t
-        w[...] = -z / d_t
+        xp = weight.context.backend.xp
+        ftml_step(xp, weight._data, g, prev_d, var, z, lr, self.beta1, self.beta2, self.epsilon, t)
 
 
 class LAMB(_MomentOptimizer):
@@ -214,32 +199,16 @@ class LAMB(_MomentOptimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
         g = self._clip(self._rescaled(grad))
-        one, beta1, beta2, epsilon, step_t = self._typed(
-            weight, 1, self.beta1, self.beta2, self.epsilon, t
-        )
-        mean, var = state[0]._data, state[1]._data
-        _moment(mean, g, beta1, one)
-        _second_moment(var, g, beta2, one)
         w, xp = weight._data, weight.context.backend.xp
-        if self.bias_correction:
-            mean_hat = mean / (one - beta1**step_t)
-            var_hat = var / (one - beta2**step_t)
-            step = mean_hat / (xp.sqrt(var_hat) + epsilon)
-        else:
-            step = mean / (xp.sqrt(var) + epsilon)
-        step += wd * w
-        w -= (self._typed(weight, lr)[0] * self._trust_ratio(xp, w, step)) * step
-
-    def _trust_ratio(self, xp, weight, step):
-        """``|w| / |step|`` (``|w|`` bounded), 1 if either is 0; in the weight's dtype."""
-        kind = weight.dtype.type
-        r1 = kind(float(xp.sqrt(xp.sum(xp.square(weight)))))
-        r2 = kind(float(xp.sqrt(xp.sum(xp.square(step)))))
-        if self.lower_bound:
-            r1 = max(r1, kind(self.lower_bound))
-        if self.upper_bound:
-            r1 = min(r1, kind(self.upper_bound))
-        return kind(1) if r1 == 0 or r2 == 0 else r1 / r2
+        mean, var = state[0]._data, state[1]._data
+        step = lamb_direction(
+            xp, w, g, mean, var, self.beta1, self.beta2, self.epsilon, t, wd, self.bias_correction
+        )
+        kind = w.dtype.type
+        r1 = float(xp.sqrt(xp.sum(xp.square(w))))
+        r2 = float(xp.sqrt(xp.sum(xp.square(step))))
+        ratio = lamb_ratio(r1, r2, self.lower_bound or None, self.upper_bound or None, kind)
+        lamb_apply(w, step, lr, ratio)
 
 
 @hookimpl

@@ -18,8 +18,7 @@ import numpy as np
 
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
-
-from .optimizers_sgd import _sgd_step
+from rebind.optimizer.rules import sgd_step
 
 __all__ = ["LBSGD", "Test"]
 
@@ -125,11 +124,11 @@ class LBSGD(Optimizer):
         momentum = max(self.momentum, 0.0)
         clip = self.clip_gradient is not None and self.clip_gradient > 0
         if clip:
-            _sgd_step(
+            sgd_step(
                 weight._data, self._clip(mean * float(self.rescale_grad)), mom, lr, wd, momentum
             )
         else:
-            _sgd_step(weight._data, mean, mom, lr, wd, momentum, self.rescale_grad)
+            sgd_step(weight._data, mean, mom, lr, wd, momentum, self.rescale_grad)
         self.cumgrads[index]["cum_grad"] = None
 
 

@@ -1,7 +1,8 @@
 """SGD-like optimizers: SGD (and ccSGD), NAG, Signum, LARS, DCASGD, SGLD.
 
-Registered under MXNet's lower-cased class names. The arithmetic follows
-MXNet 1.9.1's kernels operation by operation, on the backend arrays. In these
+Registered under MXNet's lower-cased class names. The arithmetic is the update
+rules' of ``rebind.optimizer.rules``, shared with the ``sgd_mom_update`` family
+of operators, and follows MXNet 1.9.1's kernels operation by operation. In these
 optimizers the weight decay is added after the gradient is rescaled and
 clipped, so it is never clipped itself. The momentum buffer of SGD, NAG and
 LARS holds the step itself (``mom = momentum * mom - lr * (g + wd * w)``,
@@ -15,82 +16,15 @@ import numpy as np
 
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
+from rebind.optimizer.rules import lars_rate, nag_step, sgd_step, signsgd_step, signum_step
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "DCASGD", "SGLD"]
-
-
-# elements per piece of a parameter: the passes of an update then run on data in
-# the L2 cache instead of streaming the whole array through memory once per pass
-_PIECE = 1 << 16
-
-
-def _sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
-    """One SGD step on backend arrays, in place, in the order of MXNet's kernels.
-
-    ``mom = momentum * mom - (lr * wd) * weight - (lr * rescale) * grad``, then
-    ``weight += mom``; without momentum ``weight = (1 - lr * wd) * weight -
-    (lr * rescale) * grad``. MXNet folds ``rescale_grad`` into the rate that way
-    (``lr * rescale_grad * grad``, left to right); with clipping on, ``grad``
-    arrives rescaled and clipped and ``rescale`` is 1.
-    """
-    kind = weight.dtype.type
-    lr, momentum = kind(lr), kind(momentum)
-    decay, rate = lr * kind(wd), lr * kind(rescale)
-    if _fits_pieces(weight, grad, mom):
-        _numpy_sgd_step(weight, grad, mom, decay, rate, momentum)
-        return
-    if mom is None:
-        if decay:
-            weight *= kind(1) - decay
-        weight -= rate * grad
-        return
-    mom *= momentum
-    if decay:
-        mom -= decay * weight
-    mom -= rate * grad
-    weight += mom
 
 
 def _clipping(optimizer):
     """Whether ``optimizer._clip`` clips (a positive ``clip_gradient``)."""
     bound = optimizer.clip_gradient
     return bound is not None and bound > 0
-
-
-def _fits_pieces(weight, grad, mom):
-    """Whether the arrays are NumPy arrays of one dtype, contiguous, so views of pieces work."""
-    arrays = (weight, grad) if mom is None else (weight, grad, mom)
-    return all(
-        type(a) is np.ndarray and a.flags.c_contiguous and a.dtype == weight.dtype for a in arrays
-    )
-
-
-def _numpy_sgd_step(weight, grad, mom, decay, rate, momentum):
-    """``_sgd_step`` on NumPy arrays: piece by piece, products into one scratch buffer.
-
-    The same float operations as the whole-array form, so the same results,
-    without a temporary array per product. Without weight decay (MXNet's
-    default) the decay passes are skipped: subtracting ``0 * w`` changes
-    nothing for finite weights.
-    """
-    flat_w, flat_g = weight.reshape(-1), grad.reshape(-1)
-    flat_m = None if mom is None else mom.reshape(-1)
-    scratch = np.empty(min(weight.size, _PIECE), weight.dtype)
-    keep = weight.dtype.type(1) - decay
-    for start in range(0, weight.size, _PIECE):
-        w, g = flat_w[start : start + _PIECE], flat_g[start : start + _PIECE]
-        product = scratch[: w.size]
-        if flat_m is None:
-            if decay:
-                w *= keep
-            w -= np.multiply(g, rate, out=product)
-            continue
-        m = flat_m[start : start + _PIECE]
-        m *= momentum
-        if decay:
-            m -= np.multiply(w, decay, out=product)
-        m -= np.multiply(g, rate, out=product)
-        w += m
 
 
 class SGD(Optimizer):
@@ -123,9 +57,9 @@ class SGD(Optimizer):
         mom = None if state is None else state._data
         momentum = max(self.momentum, 0.0)
         if _clipping(self):
-            _sgd_step(weight._data, self._clip(self._rescaled(grad)), mom, lr, wd, momentum)
+            sgd_step(weight._data, self._clip(self._rescaled(grad)), mom, lr, wd, momentum)
         else:
-            _sgd_step(weight._data, grad._data, mom, lr, wd, momentum, self.rescale_grad)
+            sgd_step(weight._data, grad._data, mom, lr, wd, momentum, self.rescale_grad)
 
 
 class ccSGD(SGD):  # noqa: N801 (MXNet's name)
@@ -157,16 +91,11 @@ class NAG(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         w, g = weight._data, self._clip(self._rescaled(grad))
         if state is None:
-            _sgd_step(w, g, None, lr, wd, 0.0)
+            sgd_step(w, g, None, lr, wd, 0.0)
             return
-        lr, wd, momentum = self._typed(weight, lr, wd, max(self.momentum, 0.0))
-        mom = state._data
-        step = lr * (g + wd * w)
-        w += momentum * (momentum * mom - step) - step
         # MXNet's kernel writes the weight first and, updating in place, reads
         # the new weight back for the momentum's decay term: kept for parity
-        mom *= momentum
-        mom -= lr * (g + wd * w)
+        nag_step(w, g, state._data, lr, wd, max(self.momentum, 0.0))
 
 
 class Signum(Optimizer):
@@ -199,19 +128,11 @@ class Signum(Optimizer):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         w, xp = weight._data, weight.context.backend.xp
-        one, lr, wd, momentum, wd_lh = self._typed(
-            weight, 1, lr, wd, max(self.momentum, 0.0), self.wd_lh or 0.0
-        )
         if state is None:
-            w *= one - lr * wd
-            w -= lr * xp.sign(grad._data)
+            signsgd_step(xp, w, grad._data, lr, wd)
             return
-        mom = state._data
-        mom *= momentum
-        mom -= ((one - momentum) * wd) * w
-        mom -= (one - momentum) * self._clip(self._rescaled(grad))
-        w *= one - lr * wd_lh
-        w += lr * xp.sign(mom)
+        g = self._clip(self._rescaled(grad))
+        signum_step(xp, w, g, state._data, lr, wd, max(self.momentum, 0.0), self.wd_lh or 0.0)
 
 
 class LARS(SGD):
@@ -257,9 +178,7 @@ class LARS(SGD):
         w_norm = float(xp.sqrt(xp.sum(xp.square(weight._data.astype("float32")))))
         g_sum = float(xp.sum(xp.square(grad._data.astype("float32"))))
         g_norm = math.sqrt(float(self.rescale_grad) ** 2 * g_sum)
-        if w_norm > 0.0 and g_norm > 0.0:
-            return lr * (self.eta * w_norm / (g_norm + wd * w_norm + self.eps))
-        return lr
+        return lars_rate(None, lr, w_norm, g_norm, wd, self.eta, self.eps)
 
     def update(self, index, weight, grad, state):
         """Update one weight, or each of lists of indices, weights, grads and states."""
@@ -287,7 +206,7 @@ class LARS(SGD):
             mom, target = (s[0], s[1]) if multi_precision else (s, w)
             values = g._data.astype(np.float32) if multi_precision else g._data
             values = self._clip(values * float(self.rescale_grad))
-            _sgd_step(target._data, values, None if mom is None else mom._data, lr, wd, momentum)
+            sgd_step(target._data, values, None if mom is None else mom._data, lr, wd, momentum)
             if multi_precision:
                 w._data[...] = target._data.astype(w._data.dtype)
 

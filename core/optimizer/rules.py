@@ -1,0 +1,329 @@
+"""Update rules shared by the optimizers (plugins/optimizers_*.py) and the update ops.
+
+Each rule updates a weight and its states in place, on backend arrays, with
+the float operations in one fixed order, so ``mx.optimizer.SGD`` and
+``mx.nd.sgd_mom_update`` cannot drift apart. Callers decide what MXNet's
+callers decide: the rescaled and clipped gradient (``clipped_gradient``,
+``decayed_gradient``), the rate, whether clipping is on (``bound`` None when
+off; the ops clip for any ``clip_gradient >= 0``, the optimizers for > 0).
+Rules cast their scalars to the weight's dtype where MXNet's fused kernels
+compute in it (``1 - beta2`` is a float32 subtraction for float32 weights).
+"""
+
+import numpy as np
+
+__all__ = [
+    "clipped",
+    "clipped_gradient",
+    "decayed_gradient",
+    "sgd_step",
+    "nag_step",
+    "signsgd_step",
+    "signum_step",
+    "moving_average",
+    "moving_square_average",
+    "adam_step",
+    "adamw_step",
+    "ftml_step",
+    "lamb_direction",
+    "lamb_ratio",
+    "lamb_apply",
+    "lars_rate",
+    "rmsprop_step",
+    "rmspropalex_step",
+    "ftrl_step",
+]
+
+# elements per piece of a parameter: the passes of an SGD step then run on data
+# in the L2 cache instead of streaming the whole array through memory once per pass
+_PIECE = 1 << 16
+
+
+def clipped(values, bound):
+    """``values`` clipped into ``[-bound, bound]`` (a new array); ``values`` if bound is None."""
+    if bound is None:
+        return values
+    bound = float(bound)
+    return values.clip(-bound, bound)
+
+
+def clipped_gradient(grad, rescale, bound):
+    """``clip(rescale * grad)`` as a new array (MXNet's gradient before the decay is added)."""
+    return clipped(grad * float(rescale), bound)
+
+
+def decayed_gradient(weight, grad, rescale, wd, bound):
+    """``clip(rescale * grad + wd * weight)``: Adam's, RMSProp's and FTML's gradient."""
+    return clipped(grad * float(rescale) + weight * wd, bound)
+
+
+# -- SGD family ---------------------------------------------------------------------
+
+
+def sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
+    """One SGD step, in place, in the order of MXNet's kernels.
+
+    ``mom = momentum * mom - (lr * wd) * weight - (lr * rescale) * grad``, then
+    ``weight += mom``; without momentum (``mom`` None) ``weight = (1 - lr * wd)
+    * weight - (lr * rescale) * grad``. MXNet folds ``rescale_grad`` into the
+    rate that way; with clipping on, ``grad`` arrives rescaled and clipped and
+    ``rescale`` is 1. Without weight decay the decay pass is skipped:
+    subtracting ``0 * w`` changes nothing for finite weights.
+    """
+    kind = weight.dtype.type
+    lr, momentum = kind(lr), kind(momentum)
+    decay, rate = lr * kind(wd), lr * kind(rescale)
+    if _fits_pieces(weight, grad, mom):
+        _numpy_sgd_step(weight, grad, mom, decay, rate, momentum)
+        return
+    if mom is None:
+        if decay:
+            weight *= kind(1) - decay
+        weight -= rate * grad
+        return
+    mom *= momentum
+    if decay:
+        mom -= decay * weight
+    mom -= rate * grad
+    weight += mom
+
+
+def _fits_pieces(weight, grad, mom):
+    """Whether the arrays are NumPy arrays of one dtype, contiguous, so views of pieces work."""
+    arrays = (weight, grad) if mom is None else (weight, grad, mom)
+    return all(
+        type(a) is np.ndarray and a.flags.c_contiguous and a.dtype == weight.dtype for a in arrays
+    )
+
+
+def _numpy_sgd_step(weight, grad, mom, decay, rate, momentum):
+    """``sgd_step`` on NumPy arrays: piece by piece, products into one scratch buffer.
+
+    The same float operations as the whole-array form, so the same results,
+    without a temporary array per product.
+    """
+    flat_w, flat_g = weight.reshape(-1), grad.reshape(-1)
+    flat_m = None if mom is None else mom.reshape(-1)
+    scratch = np.empty(min(weight.size, _PIECE), weight.dtype)
+    keep = weight.dtype.type(1) - decay
+    for start in range(0, weight.size, _PIECE):
+        w, g = flat_w[start : start + _PIECE], flat_g[start : start + _PIECE]
+        product = scratch[: w.size]
+        if flat_m is None:
+            if decay:
+                w *= keep
+            w -= np.multiply(g, rate, out=product)
+            continue
+        m = flat_m[start : start + _PIECE]
+        m *= momentum
+        if decay:
+            m -= np.multiply(w, decay, out=product)
+        m -= np.multiply(g, rate, out=product)
+        w += m
+
+
+def nag_step(weight, grad, mom, lr, wd, momentum, decay_weight=None):
+    """Nesterov momentum, in place; ``grad`` rescaled and clipped.
+
+    With ``step = lr * (grad + wd * w)``: ``w += momentum * (momentum * mom -
+    step) - step``, then ``mom = momentum * mom - lr * (grad + wd * w')``. MXNet's
+    kernel reads ``w'`` back from its output: the updated weight when the
+    output is the weight (the optimizer's ``out=weight``), the old one
+    otherwise; ``decay_weight`` gives the old weight for the latter.
+    """
+    kind = weight.dtype.type
+    lr, wd, momentum = kind(lr), kind(wd), kind(momentum)
+    step = lr * (grad + wd * weight)
+    weight += momentum * (momentum * mom - step) - step
+    mom *= momentum
+    mom -= lr * (grad + wd * (weight if decay_weight is None else decay_weight))
+
+
+def signsgd_step(xp, weight, grad, lr, wd):
+    """signSGD: ``w = (1 - lr * wd) * w - lr * sign(grad)`` (the raw gradient, as MXNet)."""
+    kind = weight.dtype.type
+    lr, wd = kind(lr), kind(wd)
+    weight *= kind(1) - lr * wd
+    weight -= lr * xp.sign(grad)
+
+
+def signum_step(xp, weight, grad, mom, lr, wd, momentum, wd_lh):
+    """Signum, in place; ``grad`` rescaled and clipped.
+
+    ``mom = momentum * mom - (1 - momentum) * (wd * w + grad)`` and
+    ``w = (1 - lr * wd_lh) * w + lr * sign(mom)``.
+    """
+    kind = weight.dtype.type
+    one, lr, wd, momentum, wd_lh = (kind(v) for v in (1, lr, wd, momentum, wd_lh))
+    mom *= momentum
+    mom -= ((one - momentum) * wd) * weight
+    mom -= (one - momentum) * grad
+    weight *= one - lr * wd_lh
+    weight += lr * xp.sign(mom)
+
+
+# -- Adam family --------------------------------------------------------------------
+
+
+def moving_average(average, value, beta, one):
+    """``average = beta * average + (1 - beta) * value``, in place (``beta``, ``one`` typed)."""
+    average *= beta
+    average += (one - beta) * value
+
+
+def moving_square_average(average, value, beta, one):
+    """``average = beta * average + (1 - beta) * value * value``, in place."""
+    average *= beta
+    average += (one - beta) * value * value
+
+
+def adam_step(xp, weight, grad, mean, var, lr, beta1, beta2, epsilon):
+    """Adam, in place; ``grad`` decayed and clipped, ``lr`` with any bias correction folded in.
+
+    ``w -= lr * m / (sqrt(v) + epsilon)`` after the moment updates.
+    """
+    kind = weight.dtype.type
+    one, beta1, beta2, epsilon = kind(1), kind(beta1), kind(beta2), kind(epsilon)
+    moving_average(mean, grad, beta1, one)
+    moving_square_average(var, grad, beta2, one)
+    weight -= lr * mean / (xp.sqrt(var) + epsilon)
+
+
+def adamw_step(xp, weight, grad, mean, var, lr, eta, wd, beta1, beta2, epsilon):
+    """AdamW (decoupled decay), in place; ``grad`` rescaled and clipped.
+
+    ``w -= eta * (lr * m / (sqrt(v) + epsilon) + wd * w)`` after the moment updates.
+    """
+    kind = weight.dtype.type
+    one, beta1, beta2, epsilon = kind(1), kind(beta1), kind(beta2), kind(epsilon)
+    lr, eta, wd = kind(lr), kind(eta), kind(wd)
+    moving_average(mean, grad, beta1, one)
+    moving_square_average(var, grad, beta2, one)
+    weight -= eta * (lr * mean / (xp.sqrt(var) + epsilon) + wd * weight)
+
+
+def ftml_step(xp, weight, grad, prev_d, var, z, lr, beta1, beta2, epsilon, t):
+    """Follow the moving leader, in place; ``grad`` decayed and clipped.
+
+    ``v = beta2 * v + (1 - beta2) * g^2``,
+    ``d_t = (1 - beta1^t) / lr * (sqrt(v / (1 - beta2^t)) + epsilon)``,
+    ``z = beta1 * z + (1 - beta1) * g - (d_t - beta1 * d) * w``, ``d = d_t``, ``w = -z / d_t``.
+    """
+    kind = weight.dtype.type
+    one, beta1, beta2, epsilon, lr, t = (kind(v) for v in (1, beta1, beta2, epsilon, lr, t))
+    var *= beta2
+    var += (one - beta2) * (grad * grad)
+    d_t = (one - beta1**t) / lr * (xp.sqrt(var / (one - beta2**t)) + epsilon)
+    z *= beta1
+    z += (one - beta1) * grad
+    z -= (d_t - beta1 * prev_d) * weight
+    prev_d[...] = d_t
+    weight[...] = -z / d_t
+
+
+def lamb_direction(xp, weight, grad, mean, var, beta1, beta2, epsilon, t, wd, bias_correction):
+    """LAMB's phase one: moments in place; returns the step ``r = m / (sqrt(v) + eps) + wd * w``.
+
+    ``grad`` is rescaled and clipped; with ``bias_correction`` the moments
+    are divided by ``1 - beta^t`` first. ``weight`` is only read.
+    """
+    kind = mean.dtype.type
+    one, beta1, beta2, epsilon, t = (kind(v) for v in (1, beta1, beta2, epsilon, t))
+    moving_average(mean, grad, beta1, one)
+    moving_square_average(var, grad, beta2, one)
+    if bias_correction:
+        mean_hat = mean / (one - beta1**t)
+        var_hat = var / (one - beta2**t)
+        step = mean_hat / (xp.sqrt(var_hat) + epsilon)
+    else:
+        step = mean / (xp.sqrt(var) + epsilon)
+    step += wd * weight
+    return step
+
+
+def lamb_ratio(r1, r2, lower_bound, upper_bound, kind):
+    """LAMB's trust ratio ``r1 / r2`` from the norms of weight and step, as a ``kind`` scalar.
+
+    ``r1`` is bounded by ``lower_bound``/``upper_bound`` when given (not None);
+    the ratio is 1 when either norm is 0.
+    """
+    r1, r2 = kind(r1), kind(r2)
+    if lower_bound is not None:
+        r1 = max(r1, kind(lower_bound))
+    if upper_bound is not None:
+        r1 = min(r1, kind(upper_bound))
+    return kind(1) if r1 == 0 or r2 == 0 else r1 / r2
+
+
+def lamb_apply(weight, step, lr, ratio):
+    """LAMB's phase two, in place: ``w -= (lr * ratio) * step``."""
+    weight -= (weight.dtype.type(lr) * ratio) * step
+
+
+def lars_rate(xp, lr, w_norm, g_norm, wd, eta, eps):
+    """LARS's layer rate ``lr * eta * |w| / (|g| + wd * |w| + eps)``; ``lr`` where a norm is 0.
+
+    Works on Python scalars (the optimizer) and on arrays of norms (multi_lars).
+    """
+    if xp is None:
+        if w_norm > 0.0 and g_norm > 0.0:
+            return lr * (eta * w_norm / (g_norm + wd * w_norm + eps))
+        return lr
+    valid = (w_norm > 0) & (g_norm > 0)
+    scaled = lr * (eta * w_norm / (g_norm + wd * w_norm + eps))
+    return xp.where(valid, scaled, lr)
+
+
+# -- accumulating rules -------------------------------------------------------------
+
+
+def rmsprop_step(xp, weight, grad, n, lr, gamma1, epsilon, clip_weights):
+    """RMSProp (Tieleman and Hinton), in place; ``grad`` decayed and clipped.
+
+    ``n = (1 - gamma1) * g^2 + gamma1 * n`` and ``w -= lr * g / sqrt(n + epsilon)``,
+    then ``w`` clipped into ``[-clip_weights, clip_weights]`` unless that is None.
+    """
+    kind = weight.dtype.type
+    one, lr, gamma1, epsilon = kind(1), kind(lr), kind(gamma1), kind(epsilon)
+    n[...] = (one - gamma1) * grad * grad + gamma1 * n
+    weight -= lr * (grad / xp.sqrt(n + epsilon))
+    _clip_weight(weight, clip_weights)
+
+
+def rmspropalex_step(xp, weight, grad, n, mean, delta, lr, gamma1, gamma2, epsilon, clip_weights):
+    """Centered RMSProp (Graves), in place; ``grad`` decayed and clipped.
+
+    ``n`` and ``mean`` average ``g^2`` and ``g`` with ``gamma1``;
+    ``delta = gamma2 * delta - lr * g / sqrt(n - mean^2 + epsilon)`` and ``w += delta``.
+    """
+    kind = weight.dtype.type
+    one, lr, gamma1, gamma2 = kind(1), kind(lr), kind(gamma1), kind(gamma2)
+    epsilon = kind(epsilon)
+    n[...] = (one - gamma1) * grad * grad + gamma1 * n
+    mean[...] = (one - gamma1) * grad + gamma1 * mean
+    spread = xp.sqrt(n - mean * mean + epsilon)
+    delta[...] = gamma2 * delta - lr * (grad / spread)
+    weight += delta
+    _clip_weight(weight, clip_weights)
+
+
+def _clip_weight(weight, bound):
+    if bound is not None:
+        bound = float(bound)
+        weight[...] = weight.clip(-bound, bound)
+
+
+def ftrl_step(xp, weight, grad, z, n, lr, lamda1, beta, wd):
+    """Follow the regularized leader, in place; ``grad`` rescaled and clipped.
+
+    ``z += g - (sqrt(n + g^2) - sqrt(n)) * w / lr``, ``n += g^2`` and
+    ``w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd)`` where
+    ``|z| > lamda1``, else 0.
+    """
+    kind = weight.dtype.type
+    lr, wd, lamda1, beta = kind(lr), kind(wd), kind(lamda1), kind(beta)
+    squared = xp.square(grad)
+    z += grad - (xp.sqrt(n + squared) - xp.sqrt(n)) * weight / lr
+    n += squared
+    shrunk = (xp.sign(z) * lamda1 - z) / ((beta + xp.sqrt(n)) / lr + wd)
+    weight[...] = shrunk * (xp.abs(z) > lamda1)
