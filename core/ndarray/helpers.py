@@ -6,13 +6,15 @@ array's dtype (the scalar is cast to it), and two scalars give a Python number.
 Comparisons and logical functions give 0/1 in the array's dtype.
 """
 
+import builtins
 import numbers
 import operator
 
 import numpy as np
 
 from ..errors import ShapeError
-from .creation import _dense_only, array, resolve_context
+from .creation import _dense_only, resolve_context
+from .imperative import invoke
 from .ndarray import _APPLY, NDArray
 
 __all__ = [
@@ -143,72 +145,57 @@ def moveaxis(tensor, source, destination):
 
 def onehot_encode(indices, out):
     """Fill the 2-d ``out`` with one-hot rows for the 1-d ``indices``; returns ``out``."""
-    if indices.ndim != 1 or out.ndim != 2 or out.shape[0] != indices.shape[0]:
-        raise ShapeError(
-            f"onehot_encode: indices of shape (n,) and out of shape (n, depth) expected, "
-            f"got {indices.shape} and {out.shape}"
-        )
-    xp = out.context.backend.xp
-    columns = indices.as_in_context(out.context).data.astype(np.int64)
-    rows = xp.arange(out.shape[0])
-    out.data[...] = 0
-    out.data[rows, columns] = 1
-    return out
+    return invoke("_onehot_encode", (indices, out), {"out": out})
 
 
 def histogram(a, bins=10, range=None):  # noqa: A002 - MXNet's parameter name
     """(counts, bin_edges) of the values of ``a``; counts are int64, edges ``a``'s dtype.
 
-    ``bins`` is a count (then ``range`` gives the interval, else the data's
-    extent) or an NDArray of edges. MXNet returns a list from its operator and
-    a tuple when it falls back to NumPy (int ``bins`` without ``range``); so do we.
+    ``bins`` is an NDArray of edges, or a count with ``range`` (both run the
+    ``_histogram`` operator, giving a list) or without it: then, as MXNet
+    does, NumPy's histogram over the data's extent, giving a tuple.
     """
-    xp = a.context.backend.xp
-    edges = bins.as_in_context(a.context).data if isinstance(bins, NDArray) else int(bins)
-    counts, edges = xp.histogram(a.data, bins=edges, range=range)
-    result = [
-        NDArray(counts.astype(np.int64), a.context),
-        NDArray(edges.astype(a.data.dtype), a.context),
-    ]
-    return tuple(result) if range is None and not isinstance(bins, NDArray) else result
+    if isinstance(bins, NDArray):
+        return invoke("_histogram", (a,), {"bins": bins})
+    if isinstance(bins, numbers.Integral):
+        if range is not None:
+            return invoke("_histogram", (a,), {"bin_cnt": bins, "range": range})
+        xp = a.context.backend.xp
+        counts, edges = xp.histogram(a.data, bins=int(bins))
+        return NDArray(counts.astype(np.int64), a.context), NDArray(
+            edges.astype(a.data.dtype), a.context
+        )
+    raise ValueError("bins argument should be either an integer or an NDArray")
 
 
 def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
-    """Split into equal sections (an int) or at the indices of a tuple, along ``axis``."""
+    """Split into equal sections (an int) or at the indices of a tuple, along ``axis``.
+
+    Runs ``_split_v2`` with the start of each piece, as MXNet's wrapper does.
+    """
     if isinstance(indices_or_sections, numbers.Integral):
-        sections = int(indices_or_sections)
-        if ary.shape[axis] % sections:
+        sections, size = int(indices_or_sections), ary.shape[axis]
+        if size % sections:
             raise ShapeError(
-                f"split_v2: axis {axis} of length {ary.shape[axis]} does not split into "
-                f"{sections} equal sections"
+                f"split_v2: array split does not result in an equal division: axis {axis} of "
+                f"length {size} does not split into {sections} equal sections"
             )
+        indices = [i * (size // sections) for i in builtins.range(sections)]
     elif isinstance(indices_or_sections, tuple):
-        sections = [int(i) for i in indices_or_sections]
+        indices = [0, *indices_or_sections]
     else:
         raise ValueError("split_v2: indices_or_sections must be an int or a tuple of ints")
-    xp = ary.context.backend.xp
-    pieces = xp.split(ary.data, sections, axis=axis)
-    if squeeze_axis:
-        lengths = sorted({p.shape[axis] for p in pieces})
-        if lengths != [1]:
-            raise ShapeError(
-                f"split_v2(squeeze_axis=True): every piece needs length 1 along axis {axis}, "
-                f"got lengths {lengths}; split into {ary.shape[axis]} sections or pass "
-                "squeeze_axis=False"
-            )
-        pieces = [p.squeeze(axis) for p in pieces]
-    outputs = [NDArray(xp.ascontiguousarray(p), ary.context) for p in pieces]
-    return outputs[0] if len(outputs) == 1 else outputs
+    return invoke("_split_v2", (ary, indices, axis, squeeze_axis), {})
 
 
 def linspace(start, stop, num, endpoint=True, ctx=None, dtype=np.float32):
     """``num`` evenly spaced values from ``start`` to ``stop`` (included when ``endpoint``)."""
-    values = np.linspace(start, stop, int(num), endpoint=endpoint, dtype=np.float64)
-    return array(values, ctx=ctx, dtype=dtype)
+    params = {"start": start, "stop": stop, "num": num, "endpoint": endpoint, "dtype": dtype}
+    return invoke("_linspace", (), {**params, "ctx": resolve_context(ctx)})
 
 
 def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):  # noqa: N803 - MXNet's names
-    """An ``N x M`` array (``M=0``: square) with ones on diagonal ``k``."""
+    """An ``N x M`` array (``M=0``: square) with ones on diagonal ``k`` (``_eye``)."""
     _dense_only(kwargs)
-    values = np.eye(int(N), int(M) or int(N), int(k))
-    return array(values, ctx=resolve_context(ctx), dtype=dtype or np.float32)
+    params = {"N": N, "M": M, "k": k, "dtype": dtype or np.float32, **kwargs}
+    return invoke("_eye", (), {**params, "ctx": resolve_context(ctx)})

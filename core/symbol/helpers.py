@@ -1,9 +1,8 @@
 """``mx.sym``'s functions that are not operators, and Symbol's non-operator methods.
 
-``hypot`` composes the existing operators. ``eye``, ``linspace``, ``histogram``
-and ``split_v2`` need operators rebind does not have yet (``_eye``,
-``_linspace``, ``_histogram``, ``_split_v2``: the operator issue, #13), so they
-refuse. The NDArray-only methods raise MXNet's own ``NotImplementedForSymbol``.
+``hypot``, ``eye``, ``linspace``, ``histogram`` and ``split_v2`` compose the
+operators (``_eye``, ``_linspace``, ``_histogram``, ``_split_v2``) as MXNet's
+``symbol.py`` does. The NDArray-only methods raise MXNet's own ``NotImplementedForSymbol``.
 """
 
 import numbers
@@ -16,14 +15,6 @@ from .graph import topological_order
 from .symbol import Symbol
 
 __all__ = ["hypot", "eye", "linspace", "histogram", "split_v2", "install_extras"]
-
-
-def missing_operator_reason(function, op_name):
-    """Why ``mx.sym.<function>`` refuses: its operator is not in rebind yet."""
-    return (
-        f"mx.sym.{function} needs the operator {op_name}, which rebind does not have yet "
-        "(operator issue #13); mx.nd." + function + " works on arrays"
-    )
 
 
 def hypot(left, right):
@@ -42,30 +33,41 @@ def hypot(left, right):
     )
 
 
-def eye(*args, **kwargs):
-    """MXNet's ``eye(N, M=0, k=0, dtype=None)`` symbol; refused until ``_eye`` lands."""
-    raise NotImplementedError(missing_operator_reason("eye", "_eye"))
+def eye(N, M=0, k=0, dtype=None, **kwargs):  # noqa: N803 - MXNet's names
+    """An ``N x M`` (``M=0``: square) symbol with ones on diagonal ``k`` (``_eye``)."""
+    dtype = np.float32 if dtype is None else dtype
+    return create("_eye", "_eye", (N, M, k), {"dtype": dtype, **kwargs})
 
 
-def linspace(*args, **kwargs):
-    """MXNet's ``linspace(start, stop, num, endpoint=True, name=None, dtype=None)`` symbol.
-
-    Refused until the ``_linspace`` operator lands.
-    """
-    raise NotImplementedError(missing_operator_reason("linspace", "_linspace"))
-
-
-def histogram(*args, **kwargs):
-    """MXNet's ``histogram(a, bins=10, range=None)`` symbol; refused until ``_histogram`` lands."""
-    raise NotImplementedError(missing_operator_reason("histogram", "_histogram"))
+def linspace(start, stop, num, endpoint=True, name=None, dtype=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (``_linspace``)."""
+    dtype = np.float32 if dtype is None else dtype
+    params = {"start": start, "stop": stop, "num": num, "endpoint": endpoint}
+    return create("_linspace", "_linspace", (), {**params, "name": name, "dtype": dtype})
 
 
-def split_v2(*args, **kwargs):
-    """MXNet's ``split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False)`` symbol.
+def histogram(a, bins=10, range=None, **kwargs):  # noqa: A002 - MXNet's parameter name
+    """Counts and edges of ``a``: ``bins`` a Symbol of edges, or a count with ``range``."""
+    if isinstance(bins, Symbol):
+        return create("_histogram", "_histogram", (), {"data": a, "bins": bins, **kwargs})
+    if isinstance(bins, numbers.Integral):
+        if range is None:
+            raise ValueError("null range is not supported in symbol mode")
+        params = {"data": a, "bin_cnt": bins, "range": range, **kwargs}
+        return create("_histogram", "_histogram", (), params)
+    raise ValueError("bins argument should be either an integer or an NDArray")
 
-    Refused until the ``_split_v2`` operator lands.
-    """
-    raise NotImplementedError(missing_operator_reason("split_v2", "_split_v2"))
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split ``ary`` into equal sections (an int) or at a tuple of indices (``_split_v2``)."""
+    indices, sections = [], 0
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+    elif isinstance(indices_or_sections, tuple):
+        indices = [0, *indices_or_sections]
+    else:
+        raise ValueError("indices_or_sections must either int or tuple of ints")
+    return create("_split_v2", "_split_v2", (ary, indices, axis, squeeze_axis, sections), {})
 
 
 # -- Symbol methods ------------------------------------------------------------------
@@ -148,7 +150,13 @@ def _get_backend_symbol(self, *args):
     raise NotImplementedError(f"Symbol.get_backend_symbol: {_BACKENDS_REASON}")
 
 
+def _split_v2_method(self, *args, **kwargs):
+    """``split_v2(self, ...)``: see the function ``split_v2``."""
+    return split_v2(self, *args, **kwargs)
+
+
 _METHODS = {
+    "split_v2": _split_v2_method,
     "as_nd_ndarray": _as_nd_ndarray,
     "debug_str": debug_str,
     "gradient": _gradient,

@@ -34,18 +34,25 @@ def test_hypot_composes_mxnet_operators_and_computes(ctx):
         mx.sym.hypot("a", a)
 
 
-@pytest.mark.parametrize(
-    ("name", "op_name", "args"),
-    [
-        ("eye", "_eye", (3,)),
-        ("linspace", "_linspace", (0, 1, 5)),
-        ("histogram", "_histogram", (mx.sym.var("a"),)),
-        ("split_v2", "_split_v2", (mx.sym.var("a"), 2)),
-    ],
-)
-def test_functions_without_their_operator_refuse(name, op_name, args):
-    with pytest.raises(NotImplementedError, match=f"{op_name}.*#13"):
-        getattr(mx.sym, name)(*args)
+def test_eye_linspace_histogram_split_v2_compose_their_operators(ctx):
+    eye = mx.sym.eye(2, 3, 1, dtype="int32")
+    assert eye.attr_dict()[eye.name] == {"N": "2", "M": "3", "k": "1", "dtype": "int32"}
+    np.testing.assert_array_equal(eye.eval(ctx)[0].asnumpy(), np.eye(2, 3, 1))
+    line = mx.sym.linspace(0, 1, 5).eval(ctx)[0]
+    np.testing.assert_allclose(line.asnumpy(), np.linspace(0, 1, 5), rtol=1e-6)
+    data = np.array([0.2, 0.7, 1.4, 1.9, 3.0], dtype=np.float32)
+    counts, edges = mx.sym.histogram(mx.sym.var("a"), bins=4, range=(0, 2)).eval(
+        ctx, a=mx.nd.array(data, ctx=ctx)
+    )
+    expected = np.histogram(data, bins=4, range=(0, 2))
+    np.testing.assert_array_equal(counts.asnumpy(), expected[0])
+    np.testing.assert_allclose(edges.asnumpy(), expected[1])
+    with pytest.raises(ValueError, match="null range"):
+        mx.sym.histogram(mx.sym.var("a"), bins=4)
+    pieces = mx.sym.split_v2(mx.sym.var("a"), (1, 3), axis=1)
+    outs = pieces.eval(ctx, a=mx.nd.array(np.arange(8.0).reshape(2, 4), ctx=ctx))
+    assert [o.shape for o in outs] == [(2, 1), (2, 2), (2, 1)]
+    assert len(mx.sym.split_v2(mx.sym.var("a"), 2)) == 2
 
 
 @pytest.mark.parametrize(
@@ -85,10 +92,14 @@ def test_symbol_methods_rebind_cannot_offer(method, args, reason):
         getattr(mx.sym.var("x") + 1, method)(*args)
 
 
-def test_sym_random_samplers_refuse_until_their_operators_land():
+def test_sym_random_samplers_compose_mxnets_operators():
     assert mx.sym.random.Symbol is mx.sym.Symbol
-    with pytest.raises(NotImplementedError, match="#13"):
-        mx.sym.random.uniform(low=0, high=1, shape=(2,))
+    drawn = mx.sym.random.uniform(low=0, high=1, shape=(2,))
+    assert drawn.tojson().count('"op": "_random_uniform"') == 1
+    per_element = mx.sym.random.normal(mx.sym.var("mu"), mx.sym.var("sigma"), shape=3)
+    assert per_element.list_arguments() == ["mu", "sigma"]
+    assert per_element.infer_shape(mu=(2,), sigma=(2,))[1] == [(2, 3)]
+    assert mx.sym.random.multinomial(mx.sym.var("p")).list_outputs()[1].endswith("output1")
     with pytest.raises(AttributeError, match="no attribute 'unifrom'"):
         mx.sym.random.unifrom  # noqa: B018 - the attribute access is the test
 
