@@ -1,6 +1,9 @@
 """``rebind.nd``: NDArray, its creation functions, and ``.params`` files."""
 
-from . import random, utils
+from . import _internal as _internal  # MXNet's underscore operators
+from . import contrib as contrib  # the _contrib_ operators rebind has
+from . import linalg, random, utils
+from . import op as op  # MXNet's non-underscore operators
 from .creation import (
     arange,
     array,
@@ -95,6 +98,7 @@ __all__ = [
     "imdecode",
     "lesser",
     "lesser_equal",
+    "linalg",
     "linspace",
     "load",
     "load_frombuffer",

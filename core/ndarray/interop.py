@@ -229,8 +229,16 @@ def _slice_assign_scalar(self, value, begin, end, step):
     return self
 
 
+def _split_v2(self, *args, **kwargs):
+    """``mx.nd.split_v2(self, ...)``."""
+    from .helpers import split_v2  # helpers build on the NDArray type this module extends
+
+    return split_v2(self, *args, **kwargs)
+
+
 _METHODS = {
     "as_nd_ndarray": _as_nd_ndarray,
+    "split_v2": _split_v2,
     "tostype": _tostype,
     "detach": _detach,
     "attach_grad": _attach_grad,

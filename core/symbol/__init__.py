@@ -9,7 +9,10 @@ import numpy as np
 
 from .. import registry
 from ..errors import UnknownNameError
-from . import random
+from . import _internal as _internal  # MXNet's underscore operators
+from . import contrib as contrib  # the _contrib_ operators rebind has
+from . import linalg, random
+from . import op as op  # MXNet's non-underscore operators
 from .compose import Variable, create, op_function, var
 from .helpers import eye, histogram, hypot, install_extras, linspace, split_v2
 from .names import AttrScope, NameManager, Prefix
@@ -29,6 +32,7 @@ __all__ = [
     "full",
     "histogram",
     "hypot",
+    "linalg",
     "linspace",
     "load",
     "load_json",
