@@ -94,8 +94,14 @@ def record_imperative(case, family):
     data = {f"arg.{n}": draw(spec, rng) for n, spec in case["args"].items()}
     arrays = [mx.nd.array(data[f"arg.{n}"], dtype=data[f"arg.{n}"].dtype) for n in case["args"]]
     attrs = dict(case["attrs"])
+    targets = case.get("targets", {})
+    for name, spec in targets.items():
+        data[f"target.{name}"] = draw(spec, rng)
     if case.get("out"):
         named = dict(zip(case["args"], arrays))
+        named.update(
+            {n: mx.nd.array(data[f"target.{n}"], dtype=s["dtype"]) for n, s in targets.items()}
+        )
         targets = [named[n] for n in case["out"]]
         attrs["out"] = targets[0] if len(targets) == 1 else targets
     func = mx.nd  # a dotted sym_func ("_internal._multi_adamw_update") names a submodule's
@@ -134,6 +140,7 @@ def record_imperative(case, family):
         "positional": True,
         "imperative": True,
         "out": case.get("out", []),
+        "targets": list(case.get("targets", {})),
         "mutated": mutated,
         "fields": {k: {"shape": list(v.shape), "dtype": v.dtype.name} for k, v in data.items()},
     }
@@ -237,7 +244,13 @@ def main(families):
         duplicated = {i for i in ids if ids.count(i) > 1}
         if duplicated:
             raise SystemExit(f"{family}: duplicated case ids {sorted(duplicated)}")
-        recorded = [record(c, family) for c in cases]
+        recorded = []
+        for c in cases:
+            try:
+                recorded.append(record(c, family))
+            except Exception:
+                print(f"{family}: case {c['id']} failed in MXNet", file=sys.stderr)
+                raise
         manifest = {
             "mxnet_version": mx.__version__,
             "numpy_version": np.__version__,

@@ -55,6 +55,7 @@ def case(
     node_name=None,
     imperative=False,
     out=(),
+    targets=None,
 ):
     """One recorded call of an operator.
 
@@ -74,8 +75,10 @@ def case(
         imperative: record through ``mx.nd.<sym_func>(*arrays, **attrs)`` (one
             training-mode forward, no JSON): for operators MXNet 1.9.1 cannot
             compose as symbols (the optimizer updates: "Not enough argument").
-        out: argument names passed as ``out=`` to an imperative call (the
-            weights of ``multi_*`` updates, which MXNet requires there).
+        out: argument (or target) names passed as ``out=`` to an imperative
+            call (the weights of ``multi_*`` updates, which MXNet requires there).
+        targets: {name: arg(...)} arrays that are only ``out=`` of an imperative
+            call, never inputs (``_set_value``, ``_copyto``).
     """
     return {
         "id": case_id,
@@ -91,4 +94,5 @@ def case(
         "node_name": node_name or "node",
         "imperative": bool(imperative),
         "out": list(out),
+        "targets": dict(targets or {}),
     }
