@@ -239,6 +239,10 @@ def _diag_shape(p, data):
         raise mismatch("data", tuple(data), "two distinct axes", f"axis1 and axis2 are both {a1}")
     n1, n2 = (data[a1], data[a2] - p.k) if p.k >= 0 else (data[a1] + p.k, data[a2])
     rest = tuple(d for i, d in enumerate(data) if i not in (a1, a2))
+    if min(n1, n2) < 0 and data[a1] and data[a2]:
+        raise mismatch(
+            "data", tuple(data), f"a diagonal at offset k={p.k}", "the diagonal does not exist"
+        )
     return (*rest, max(0, min(n1, n2)))
 
 

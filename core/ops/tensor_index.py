@@ -175,9 +175,12 @@ def _unravel_forward(ctx, p, inputs, aux):
     data, xp = inputs[0], ctx.xp
     rest = data.astype("int64")
     coords = []
-    for size in reversed(p.shape):  # each coordinate wraps, the first one too (MXNet's kernel)
+    for size in reversed(p.shape[1:]):
         coords.append(rest % size)
         rest = rest // size
+    # the first coordinate takes what is left, unwrapped: MXNet's kernel does so,
+    # which is what lets shape=(-1, ...) leave the leading size open
+    coords.append(rest)
     return [xp.stack(coords[::-1]).astype(data.dtype)], data
 
 

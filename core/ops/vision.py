@@ -8,6 +8,7 @@ the inverse permutation for the two block rearrangements.
 
 import attrs
 
+from ..errors import ShapeError
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import work_dtype
 from .params import param, positive
@@ -343,6 +344,8 @@ def _block_op(name, compute_shape, forward, inverse, doc):
         return in_shapes, out_shapes, aux_shapes
 
     def run(ctx, p, inputs, aux):
+        if 0 in inputs[0].shape:  # shape inference reads 0 as unknown; MXNet rejects it
+            raise ShapeError(f"{name}: data of shape {inputs[0].shape} has an empty dimension")
         return [ctx.xp.ascontiguousarray(forward(inputs[0], p.block_size))], None
 
     def backward(ctx, p, saved, out_grads, need_grad):

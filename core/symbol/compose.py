@@ -9,6 +9,7 @@ attributes.
 
 import numbers
 
+import attrs
 import numpy as np
 
 from .. import registry
@@ -128,6 +129,8 @@ def _parse(op, kwargs, inputs, n_positional):
     """(string attributes, parsed params, input slots); ``weight=None`` means "create it"."""
     unset = {k for k, v in kwargs.items() if v is None}
     raw = {k: to_attr_string(v) for k, v in kwargs.items() if k not in inputs and k not in unset}
+    # a parameter explicitly None (slice_axis's end=None) is given, as "None"
+    raw.update({k: "None" for k in sorted(unset & _parameter_names(op))})
     if op.variadic and op.variadic not in raw:
         raw[op.variadic] = str(n_positional + len(inputs))
     params = op.parse(raw)
@@ -138,6 +141,13 @@ def _parse(op, kwargs, inputs, n_positional):
         params = op.parse(raw)
         slots = (*op.arguments(params), *op.aux_states(params))
     return raw, params, slots
+
+
+def _parameter_names(op):
+    """The names the op's parameter class declares (none for open-ended ones)."""
+    if not attrs.has(op.params):
+        return set()
+    return set(attrs.fields_dict(op.params))
 
 
 def _positional_values(op, values, kwargs):

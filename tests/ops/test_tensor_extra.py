@@ -121,7 +121,7 @@ def test_histogram_edges_follow_numpy(ctx):
         ("reshape_like", {"lhs_begin": "-1", "rhs_end": "2"}, [(2, 6), (3, 2, 9)], [(2, 3, 2)]),
         ("broadcast_like", {}, [(1, 3), (4, 0)], [(4, 3)]),
         ("diag", {}, [(5,)], [(5, 5)]),
-        ("diag", {"k": "-3"}, [(2, 3)], [(0,)]),
+        ("diag", {"k": "-2"}, [(2, 3)], [(0,)]),
         ("cumsum", {}, [(2, 3)], [(6,)]),
         ("moments", {"axes": "(1,)"}, [(2, 3)], [(2,), (2,)]),
         ("shape_array", {}, [(2, 3, 4)], [(3,)]),
@@ -174,3 +174,13 @@ def test_split_v2_backward_joins_pieces(ctx):
     attrs = {"indices": "(0, 1)", "axis": "1", "squeeze_axis": "1"}
     (out,) = _run(ctx, "_split_v2_backward", attrs, pieces)
     np.testing.assert_array_equal(out, np.stack(pieces, axis=1))
+
+
+@pytest.mark.parametrize(("k", "size"), [(4, 0), (-3, 0), (5, None), (-4, None)])
+def test_diag_offset_past_the_matrix(k, size):
+    # MXNet: an empty diagonal at the edge, "Diagonal does not exist" beyond it
+    if size is None:
+        with pytest.raises(ShapeError, match="does not exist"):
+            infer("diag", {"k": str(k)}, [(3, 4)])
+    else:
+        assert infer("diag", {"k": str(k)}, [(3, 4)])[1] == [(size,)]

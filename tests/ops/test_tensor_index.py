@@ -64,6 +64,16 @@ def test_ravel_and_unravel_are_inverse(ctx):
     np.testing.assert_array_equal(back, coords)
 
 
+def test_leading_size_may_be_left_open(ctx):
+    # MXNet's test_ravel: shape=(-1, 4) ravels and unravels as (3, 4) would; the
+    # first coordinate is whatever the flat index leaves after the others
+    coords = np.array([[1, 0, 2, 7], [3, 1, 0, 2]], dtype=np.float32)
+    (flat,) = _run(ctx, "ravel_multi_index", {"shape": "(-1, 4)"}, [coords])
+    np.testing.assert_array_equal(flat, coords[0] * 4 + coords[1])
+    (back,) = _run(ctx, "unravel_index", {"shape": "(-1, 4)"}, [flat])
+    np.testing.assert_array_equal(back, coords)
+
+
 def test_batch_take_clips_and_legacy_functions(ctx):
     a = np.arange(8.0).reshape(4, 2)
     (out,) = _run(ctx, "batch_take", {}, [a, np.array([1, -3, 0, 9], dtype=np.int32)])

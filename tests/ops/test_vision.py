@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import rebind as mx
 from rebind.errors import ShapeError
 from rebind.ops import OpContext
 from rebind.ops.params import ParamError
@@ -238,3 +239,11 @@ def test_block_inference():
         infer("space_to_depth", {"block_size": "2"}, [(2, 4, 4)])
     with pytest.raises(ParamError, match="block_size"):
         opdef("depth_to_space").parse({"block_size": "0"})
+
+
+@pytest.mark.parametrize("name", ["depth_to_space", "space_to_depth"])
+def test_block_ops_reject_empty_dimensions(ctx, name):
+    # MXNet's test_depthtospace / test_spacetodepth expect an error, not an empty result
+    data = mx.nd.ones((1, 4, 0, 4), ctx=ctx)
+    with pytest.raises(ShapeError, match="empty dimension"):
+        getattr(mx.nd, name)(data, 2)

@@ -283,3 +283,11 @@ def test_mutated_golden_json_fails_only_with_rebind_errors(which, mutations):
         return
     symbol.list_arguments()
     assert mx.sym.load_json(symbol.tojson()).tojson() == symbol.tojson()
+
+
+def test_a_required_parameter_given_as_none_is_stored_as_none():
+    # MXNet's test_slice_axis composes slice_axis(..., end=None): "end": "None"
+    x = mx.sym.Variable("x")
+    y = mx.sym.slice_axis(x, axis=1, begin=1, end=None, name="s")
+    assert json.loads(y.tojson())["nodes"][1]["attrs"] == {"axis": "1", "begin": "1", "end": "None"}
+    assert y.infer_shape(x=(2, 5))[1] == [(2, 4)]
