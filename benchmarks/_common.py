@@ -13,13 +13,17 @@ import time
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
-# The two benchmarked models: name -> (batch, data shape without batch)
+# The benchmarked models: name -> (batch, data shape without batch)
 MODELS = {
     "mlp": (128, (784,)),
+    "mlp_small": (100, (784,)),
     "lenet": (64, (1, 28, 28)),
 }
+# the MLPs' two hidden layers
+MLP_HIDDEN = {"mlp": (512, 512), "mlp_small": (128, 64)}
 DESCRIPTIONS = {
     "mlp": "MLP 784-512-512-10 relu, batch 128",
+    "mlp_small": "MLP 784-128-64-10 relu, batch 100",
     "lenet": "LeNet conv5x5x20-tanh-pool-conv5x5x50-tanh-pool-fc500-tanh-fc10, batch 64",
 }
 SEED = 20240601
@@ -49,13 +53,14 @@ def configure_threads(threads=None):
 
 
 def build_symbol(mx, model):
-    """The symbol of ``model`` ("mlp" or "lenet") with the ``mx.sym`` API of ``mx``."""
+    """The symbol of ``model`` (an MLP or "lenet") with the ``mx.sym`` API of ``mx``."""
     sym = mx.sym
     data, label = sym.Variable("data"), sym.Variable("softmax_label")
-    if model == "mlp":
-        net = sym.FullyConnected(data, num_hidden=512, name="fc1")
+    if model in MLP_HIDDEN:
+        first, second = MLP_HIDDEN[model]
+        net = sym.FullyConnected(data, num_hidden=first, name="fc1")
         net = sym.Activation(net, act_type="relu", name="relu1")
-        net = sym.FullyConnected(net, num_hidden=512, name="fc2")
+        net = sym.FullyConnected(net, num_hidden=second, name="fc2")
         net = sym.Activation(net, act_type="relu", name="relu2")
         net = sym.FullyConnected(net, num_hidden=10, name="fc3")
     elif model == "lenet":
@@ -76,13 +81,14 @@ def build_symbol(mx, model):
 
 def param_shapes(model):
     """Parameter name -> shape, in the order MXNet lists the arguments."""
-    if model == "mlp":
+    if model in MLP_HIDDEN:
+        first, second = MLP_HIDDEN[model]
         return {
-            "fc1_weight": (512, 784),
-            "fc1_bias": (512,),
-            "fc2_weight": (512, 512),
-            "fc2_bias": (512,),
-            "fc3_weight": (10, 512),
+            "fc1_weight": (first, 784),
+            "fc1_bias": (first,),
+            "fc2_weight": (second, first),
+            "fc2_bias": (second,),
+            "fc3_weight": (10, second),
             "fc3_bias": (10,),
         }
     return {

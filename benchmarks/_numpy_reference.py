@@ -141,4 +141,4 @@ def lenet_step(a):
     return prob, grads
 
 
-STEPS = {"mlp": mlp_step, "lenet": lenet_step}
+STEPS = {"mlp": mlp_step, "mlp_small": mlp_step, "lenet": lenet_step}
