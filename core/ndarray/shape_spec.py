@@ -4,7 +4,8 @@ In a target shape, besides positive sizes: ``0`` copies the input dimension at
 the same position, ``-1`` is inferred from the remaining size, ``-2`` copies
 all remaining input dimensions, ``-3`` merges two consecutive input
 dimensions, ``-4`` splits one input dimension into the next two values (one of
-which may be ``-1``). ``reverse=True`` matches the codes right to left.
+which may be ``-1``). ``reverse=True`` matches the codes right to left (MXNet's way: reversing the
+shape and the codes, then the result).
 """
 
 from ..errors import ShapeError
@@ -16,8 +17,8 @@ def infer_reshape(source, spec, reverse=False):
     """The concrete shape that ``spec`` asks for when reshaping ``source``."""
     source, spec = tuple(int(d) for d in source), tuple(int(d) for d in spec)
     if reverse:
-        if -4 in spec:
-            raise ShapeError(f"reshape: code -4 cannot be combined with reverse=True (spec {spec})")
+        # MXNet reverses both, applies the codes left to right, and reverses the
+        # result: a -4 then splits into the two values before it, swapped
         return tuple(reversed(infer_reshape(source[::-1], spec[::-1])))
     out = _expand(source, spec)
     unknown = [i for i, d in enumerate(out) if d == -1]

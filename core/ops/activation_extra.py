@@ -8,7 +8,7 @@ import math
 import attrs
 import numpy as np
 
-from .base import OpDef, elementwise_shape, merge_shape, mismatch
+from .base import OpDef, elementwise_shape, known, merge_shape, mismatch
 from .params import param
 from .special import erf
 
@@ -56,15 +56,35 @@ def _lrelu_infer_shape(p, in_shapes, out_shapes, aux_shapes):
         if len(data) < 2:
             raise mismatch("data", data, "(N, C, ...)", "prelu needs a channel axis 1")
         gamma = in_shapes[1]
-        if gamma is None or tuple(gamma) != (1,):  # (1,) is one slope shared by all channels
-            in_shapes[1] = merge_shape((data[1],), gamma, "gamma")
+        if gamma is None:
+            in_shapes[1] = (data[1],)
+        elif known(gamma) and known(data) and gamma_layout(tuple(gamma), tuple(data)) is None:
+            raise mismatch(
+                "gamma",
+                tuple(gamma),
+                f"(1,), ({data[1]},) or a shape matching data's first two axes",
+                "prelu broadcasts gamma along axes 0 and 1 of data",
+            )
     in_shapes[0] = data
     return in_shapes, [data] * len(out_shapes), aux_shapes
 
 
-def _channel_view(gamma, ndim):
-    """gamma (C,) or (1,) shaped to broadcast along axis 1 of an ndim array."""
-    return gamma.reshape((1, -1) + (1,) * (ndim - 2))
+def gamma_layout(gamma, data):
+    """The shape gamma broadcasts as against ``data``, or None when it cannot (MXNet's rule).
+
+    Gamma's axes align from the right with data's axes 0 and 1 only, each equal
+    to data's or 1: (C,) is one slope per channel, (1,) one for all, (N, C)
+    one per sample and channel; every other axis of data is 1 in the layout.
+    """
+    layout, remaining = [1] * len(data), list(gamma)
+    for axis in (1, 0):
+        if remaining and axis < len(data) and remaining[-1] in (data[axis], 1):
+            layout[axis] = remaining.pop()
+    return None if remaining else tuple(layout)
+
+
+def _gamma_view(gamma, shape):
+    return gamma.reshape(gamma_layout(tuple(gamma.shape), tuple(shape)))
 
 
 def _lrelu_forward(ctx, p, inputs, aux):
@@ -73,8 +93,9 @@ def _lrelu_forward(ctx, p, inputs, aux):
     if act == "leaky":
         return [xp.where(positive, x, x * x.dtype.type(p.slope))], (x, None)
     if act == "prelu":
-        gamma = _channel_view(inputs[1], x.ndim)
-        return [xp.where(positive, x, x * gamma).astype(x.dtype, copy=False)], (x, gamma)
+        gamma = _gamma_view(inputs[1], x.shape)
+        out = xp.where(positive, x, x * gamma).astype(x.dtype, copy=False)
+        return [out], (x, (gamma, inputs[1].shape))
     if act == "rrelu":
         return _rrelu_forward(ctx, p, x)
     wide = x.astype(_compute_dtype(x), copy=False)
@@ -103,10 +124,13 @@ def _lrelu_backward(ctx, p, saved, out_grads, need_grad):
     xp, (x, extra), grad = ctx.xp, saved, out_grads[0]
     act, positive = p.act_type, x > 0
     grads = [None] * len(need_grad)
+    if act == "prelu":
+        extra, gamma_shape = extra
     if act == "prelu" and need_grad[1]:
-        axes = tuple(i for i in range(x.ndim) if i != 1)
-        gamma_grad = (xp.where(positive, 0, x) * grad).sum(axis=axes)
-        grads[1] = gamma_grad.reshape(-1) if extra.size > 1 else gamma_grad.sum().reshape(1)
+        # sum over the axes gamma is broadcast along, back to gamma's own shape
+        axes = tuple(i for i in range(x.ndim) if extra.shape[i] == 1)
+        gamma_grad = (xp.where(positive, 0, x) * grad).sum(axis=axes, keepdims=True)
+        grads[1] = gamma_grad.reshape(gamma_shape)
     if not need_grad[0]:
         return grads
     if act in ("leaky", "prelu", "rrelu"):

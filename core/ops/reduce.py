@@ -179,15 +179,10 @@ def _norm_ord(instance, attribute, value):
         raise ValueError("norm supports only ord=1 and ord=2")
 
 
-def _norm_axis(instance, attribute, value):
-    if value is not None and len(value) > 2:
-        raise ValueError("axis must be an integer or a pair of axes")
-
-
 @attrs.frozen
 class NormParams:
     ord: int = param("int", 2, validator=_norm_ord)
-    axis: tuple = param("shape", None, optional=True, validator=_norm_axis)
+    axis: tuple = param("shape", None, optional=True)
     out_dtype: str = param("dtype", None, optional=True, choices=NORM_OUT_DTYPES)
     keepdims: bool = param("bool", False)
 
@@ -240,7 +235,7 @@ NORM = OpDef(
     infer_type=_norm_infer_type,
     forward=_norm_forward,
     backward=_norm_backward,
-    doc="L1 (ord=1) or L2 (ord=2, Frobenius over two axes) norm over axis (all by default).",
+    doc="L1 (ord=1) or L2 (ord=2) norm over the elements of axis (all by default).",
 )
 
 OPS = [

@@ -133,13 +133,10 @@ def _parse(op, kwargs, inputs, n_positional):
     raw.update({k: "None" for k in sorted(unset & _parameter_names(op))})
     if op.variadic and op.variadic not in raw:
         raw[op.variadic] = str(n_positional + len(inputs))
+    # any other None is an input left out (weight=None: create it; an optional
+    # input such as sequence_length=None when the parameters do not use it)
     params = op.parse(raw)
     slots = (*op.arguments(params), *op.aux_states(params))
-    not_inputs = unset - set(slots)
-    if not_inputs:  # a parameter explicitly set to None: MXNet stores "None"
-        raw.update({k: "None" for k in sorted(not_inputs)})
-        params = op.parse(raw)
-        slots = (*op.arguments(params), *op.aux_states(params))
     return raw, params, slots
 
 

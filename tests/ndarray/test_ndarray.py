@@ -257,6 +257,12 @@ def test_reshape_argument_forms(ctx):
         a.reshape((4, 6), order="F")
 
 
+def test_reshape_reverse_splits_with_minus_4_as_mxnet(ctx):
+    # MXNet's test_reshape: (64,) reshaped to (16, 4, -4) with reverse=True is (16, 4)
+    assert mx.nd.zeros((64,), ctx=ctx).reshape((16, 4, -4), reverse=True).shape == (16, 4)
+    assert mx.nd.zeros((6, 5), ctx=ctx).reshape((3, 2, -4, 0), reverse=True).shape == (3, 2, 5)
+
+
 @pytest.mark.parametrize(
     "source, spec, reverse",
     [
@@ -268,7 +274,7 @@ def test_reshape_argument_forms(ctx):
         ((2, 3), (0, 0, 0), False),  # 0 past the input dimensions
         ((2, 3), (-3, -3), False),  # -3 past the input dimensions
         ((2, 3, 4), (-5, 4), False),  # unknown code
-        ((2, 3, 4), (-4, 1, 2, -2), True),  # -4 with reverse
+        ((2, 3, 4), (-4, 1, 2, -2), True),  # reversed, -4 comes last: no sizes follow
     ],
 )
 def test_reshape_errors(ctx, source, spec, reverse):

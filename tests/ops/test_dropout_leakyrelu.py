@@ -227,3 +227,30 @@ def test_leakyrelu_shape_errors():
 def test_leakyrelu_bad_params(attrs, fragment):
     with pytest.raises(ParamError, match=fragment):
         opdef("LeakyReLU").parse(attrs)
+
+
+@pytest.mark.parametrize(
+    ("data", "gamma"), [((3, 4), (3, 4)), ((2, 3, 4), (2, 3)), ((2, 3, 4, 5), (1,))]
+)
+def test_prelu_broadcasts_gamma_over_data_axes_0_and_1(ctx, data, gamma):
+    # MXNet's test_prelu uses a gamma of data's own shape on 2-D data
+    rng = np.random.default_rng(len(data))
+    x, g = rng.standard_normal(data), rng.uniform(0.1, 0.5, gamma)
+    assert infer("LeakyReLU", {"act_type": "prelu"}, [data, gamma])[1] == [data]
+    view = g.reshape(g.shape + (1,) * (len(data) - len(gamma))) if len(gamma) > 1 else g
+    (out,), _ = opdef("LeakyReLU").forward(
+        OpContext(True, ctx.backend, ctx.device_id),
+        opdef("LeakyReLU").parse({"act_type": "prelu"}),
+        [
+            ctx.backend.asarray(x, "float64", ctx.device_id),
+            ctx.backend.asarray(g, "float64", ctx.device_id),
+        ],
+        [],
+    )
+    np.testing.assert_allclose(ctx.backend.to_host(out), np.where(x > 0, x, x * view))
+    check_numeric_gradient("LeakyReLU", {"act_type": "prelu"}, [x, g], ctx)
+
+
+def test_prelu_rejects_a_gamma_that_cannot_broadcast():
+    with pytest.raises(ShapeError, match="gamma"):
+        infer("LeakyReLU", {"act_type": "prelu"}, [(2, 3, 4), (4,)])

@@ -164,13 +164,29 @@ def test_output_shape_conflict():
         ("sum", {"axis": "x"}, "axis='x' is invalid"),
         ("mean", {"axes": "1"}, "unknown parameter 'axes'"),
         ("norm", {"ord": "3"}, "only ord=1 and ord=2"),
-        ("norm", {"axis": "(0, 1, 2)"}, "pair of axes"),
         ("norm", {"out_dtype": "uint8"}, "out_dtype='uint8' is invalid"),
     ],
 )
 def test_bad_params(op_name, attrs, fragment):
     with pytest.raises(ParamError, match=fragment):
         opdef(op_name).parse(attrs)
+
+
+@pytest.mark.parametrize("ord_", [1, 2])
+def test_norm_over_three_axes_is_the_elementwise_norm(ctx, ord_):
+    # MXNet 1.9.1: norm(x, ord, axis=(0, 1, 2)) is the vector norm of all the elements
+    x = np.arange(24.0).reshape(2, 3, 4) - 11
+    op = opdef("norm")
+    params = op.parse({"ord": str(ord_), "axis": "(0, 1, 2)"})
+    (out,), _ = op.forward(
+        OpContext(True, ctx.backend, ctx.device_id),
+        params,
+        [ctx.backend.asarray(x, "float64", ctx.device_id)],
+        [],
+    )
+    expected = np.abs(x).sum() if ord_ == 1 else np.sqrt((x * x).sum())
+    np.testing.assert_allclose(np.asarray(ctx.backend.to_host(out)).reshape(()), expected)
+    check_numeric_gradient("norm", {"ord": "2", "axis": "(0, 2)"}, [x + 0.5], ctx)
 
 
 def test_aliases():

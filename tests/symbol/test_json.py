@@ -291,3 +291,11 @@ def test_a_required_parameter_given_as_none_is_stored_as_none():
     y = mx.sym.slice_axis(x, axis=1, begin=1, end=None, name="s")
     assert json.loads(y.tojson())["nodes"][1]["attrs"] == {"axis": "1", "begin": "1", "end": "None"}
     assert y.infer_shape(x=(2, 5))[1] == [(2, 4)]
+
+
+def test_an_optional_input_given_as_none_is_left_out():
+    # MXNet's test_sequence_reverse: sequence_length=None with use_sequence_length=False
+    seq = mx.sym.Variable("seq")
+    rev = mx.sym.SequenceReverse(data=seq, sequence_length=None, use_sequence_length=False)
+    assert rev.list_arguments() == ["seq"]
+    assert "sequence_length" not in json.loads(rev.tojson())["nodes"][1].get("attrs", {})
