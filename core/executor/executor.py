@@ -35,6 +35,7 @@ class Executor:
         self._optimized_plan = None  # kept aside while a monitor runs the plain plan
         self._memory_group = None  # executors sharing memory with this one (see MemoryGroup)
         self._released = None  # what the outputs read between passes (see _release_state)
+        self._inference_pass = False  # the last forward was forward(is_train=False)
 
     def _allocate_outputs(self):
         """Zero arrays for the outputs, as MXNet has them right after bind (same objects later)."""
@@ -77,6 +78,8 @@ class Executor:
             heads, self._saved = self._forward_steps(is_train, PROFILER if profiling else None)
         for out, value in zip(self.outputs, heads, strict=True):
             out._data = value  # the same NDArray objects, now holding this pass's values
+        # backward after an inference pass replays it in training mode (see backward)
+        self._inference_pass = not is_train
         return self.outputs
 
     def _forward_steps(self, is_train, profiler=None):
@@ -128,10 +131,12 @@ class Executor:
     # -- backward -------------------------------------------------------------------------
     def backward(self, out_grads=None, is_train=True):
         """Propagate gradients from the outputs to the arguments (``grad_req`` decides how)."""
+        if self._saved is None and self._inference_pass:
+            self._replay_in_training_mode()
         if self._saved is None:
             raise RuntimeError(
-                "backward() needs a forward(is_train=True) first (of this executor: an "
-                "executor sharing memory with it, bound with shared_exec, ran forward since)"
+                "backward() needs a forward pass of this executor first (forward(is_train=True));"
+                " an executor sharing memory with it (shared_exec) may have run forward since"
             )
         grads = self._head_grads(out_grads)
         plan = self._plan
@@ -192,6 +197,23 @@ class Executor:
                 data = to_context(given, output._ctx).copy()
             grads[slot] = data if slot not in grads else grads[slot] + data
         return grads
+
+    def _replay_in_training_mode(self):
+        """Keep what backward needs after a forward(is_train=False), as MXNet users expect.
+
+        MXNet's backward reuses whatever the inference pass left; rebind's
+        inference pass keeps nothing, so the pass runs again in training mode.
+        The outputs the user read stay those of the inference pass, and the
+        replay leaves the auxiliary states as the inference pass did (backward
+        then updates BatchNorm's moving statistics, as MXNet's backward does).
+        """
+        outputs = [out._data for out in self.outputs]
+        aux = [array._data.copy() for array in self.aux_arrays]
+        self.forward(is_train=True)
+        for array, value in zip(self.aux_arrays, aux, strict=True):
+            array._data[...] = value
+        for out, value in zip(self.outputs, outputs, strict=True):
+            out._data = value
 
     def _release_state(self):
         """Drop what the last forward kept (saved state, output values): memory is shared.

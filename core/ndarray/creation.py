@@ -107,15 +107,18 @@ def ones_like(other):
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=None):
-    """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times."""
-    if stop is None:
-        start, stop = 0, start
+    """Evenly spaced values in ``[start, stop)``, each repeated ``repeat`` times.
+
+    Computed by the ``_arange`` operator, as in MXNet: ``start + i * step`` in
+    the output dtype, so an integer range steps by ``int(step)`` from
+    ``int(start)`` (``arange(1.3, 456.6, 1.3, dtype='int32')`` ends at 351).
+    """
     if step == 0:
         raise ValueError("arange: step must not be zero")
-    values = np.arange(start, stop, step, dtype=np.float64)
-    if repeat != 1:
-        values = np.repeat(values, int(repeat))
-    return array(values, ctx=ctx, dtype=dtype or DEFAULT_DTYPE)
+    from .imperative import invoke  # operators run on NDArrays defined beside this module
+
+    params = {"start": start, "stop": stop, "step": step, "repeat": repeat, "infer_range": False}
+    return invoke("_arange", (), {**params, "dtype": dtype or DEFAULT_DTYPE, "ctx": ctx})
 
 
 def _same_context(arrays, what):

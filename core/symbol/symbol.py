@@ -274,9 +274,14 @@ class Symbol:
         shared_buffer=None,
         **kwargs,
     ):
-        """Allocate arrays from input shapes and bind them (see ``rebind.executor``)."""
+        """Allocate arrays from input shapes and bind them (see ``rebind.executor``).
+
+        As in MXNet, keyword values that are not shapes (``axis=0`` passed along
+        with the shapes, as MXNet's own tests do) are ignored.
+        """
         from ..executor import simple_bind
 
+        kwargs = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
         return simple_bind(
             self,
             ctx,

@@ -208,19 +208,36 @@ def test_no_gradient_arrays_still_runs_backward(ctx):
     executor.backward(mx.nd.ones((2, 3), ctx=ctx))
 
 
-def test_backward_needs_a_training_forward(ctx):
+def test_backward_needs_a_forward(ctx):
     _, executor = _bound(ctx)
     with pytest.raises(RuntimeError, match="forward\\(is_train=True\\)"):
-        executor.backward()
-    executor.forward(is_train=True)
-    executor.forward(is_train=False)
-    with pytest.raises(RuntimeError):
         executor.backward()
     executor.forward(is_train=True)
     with pytest.raises(ValueError, match="0 head gradients for 1 outputs"):
         executor.backward([])
     # as MXNet, head gradients past the last output are ignored
     executor.backward([mx.nd.ones((2, 3), ctx=ctx), mx.nd.ones((7,), ctx=ctx)])
+
+
+def test_backward_after_an_inference_forward_as_mxnet_tests_do(ctx):
+    # MXNet's own tests call exe.forward() (is_train=False) and then exe.backward(...);
+    # rebind replays the pass in training mode, keeping the outputs the user read
+    data = mx.sym.Variable("data")
+    net = mx.sym.BatchNorm(mx.sym.FullyConnected(data, num_hidden=3, name="fc"), name="bn")
+    executor = net.simple_bind(ctx, data=(4, 5))
+    rng = np.random.default_rng(3)
+    for array in executor.arg_dict.values():
+        array[:] = rng.standard_normal(array.shape).astype(np.float32)
+    executor.aux_dict["bn_moving_var"][:] = np.ones(3, np.float32)
+    inference = executor.forward()[0].asnumpy()
+    head = rng.standard_normal((4, 3)).astype(np.float32)
+    executor.backward(mx.nd.array(head, ctx=ctx))
+    np.testing.assert_array_equal(executor.outputs[0].asnumpy(), inference)
+    replayed = {k: v.asnumpy() for k, v in executor.grad_dict.items() if v is not None}
+    executor.forward(is_train=True)
+    executor.backward(mx.nd.array(head, ctx=ctx))
+    for name, value in replayed.items():
+        np.testing.assert_allclose(executor.grad_dict[name].asnumpy(), value, rtol=1e-6)
 
 
 def test_non_loss_heads_default_to_ones(ctx):
@@ -407,3 +424,10 @@ def test_generated_forward_is_made_once_per_mode(ctx):
     executor.forward(is_train=True)
     assert plan.forward_function(True) is train
     assert "training" in train.__code__.co_filename and "inference" in infer.__code__.co_filename
+
+
+def test_simple_bind_ignores_keywords_that_are_not_shapes(ctx):
+    # MXNet's test_take: simple_bind(ctx, a=shape, indices=shape, axis=axis, mode=mode)
+    take = mx.sym.take(mx.sym.Variable("a"), mx.sym.Variable("indices"), axis=0, mode="clip")
+    executor = take.simple_bind(ctx, a=(3, 4), indices=(2,), axis=0, mode="clip")
+    assert executor.outputs[0].shape == (2, 4)
