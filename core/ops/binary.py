@@ -64,6 +64,11 @@ def _no_gradient(xp, g, a, b, y):
     return xp.zeros_like(g)
 
 
+def _float_only(xp, g, grad):
+    """``grad``, or zeros for integer operands: MXNet's mod has no integer gradient."""
+    return grad if g.dtype.kind == "f" else xp.zeros_like(g)
+
+
 def _compare(test):
     return (lambda xp, a, b: test(a, b), _no_gradient, _no_gradient)
 
@@ -80,8 +85,8 @@ _RULES.update(
         # modulo takes the sign of the divisor, as Python's % and MXNet's mod do
         "mod": (
             lambda xp, a, b: xp.mod(a, b),
-            lambda xp, g, a, b, y: g,
-            lambda xp, g, a, b, y: -g * xp.floor(a / b),
+            lambda xp, g, a, b, y: _float_only(xp, g, g),
+            lambda xp, g, a, b, y: _float_only(xp, g, -g * xp.floor(a / b)),
         ),
     }
 )

@@ -78,6 +78,13 @@ def _passed(xp, g, x, y, s):
     return g.copy()  # a fresh array: callers may accumulate into gradients in place
 
 
+def _float_only(gradient):
+    def only_for_floats(xp, g, x, y, s):
+        return gradient(xp, g, x, y, s) if g.dtype.kind == "f" else xp.zeros_like(g)
+
+    return only_for_floats
+
+
 # name -> (aliases, forward f(xp, x, s), gradient g(xp, head_grad, x, out, s))
 _TABLE = {
     "_plus_scalar": (("_PlusScalar",), lambda xp, x, s: x + s, _passed),
@@ -144,11 +151,12 @@ _TABLE.update(
         ),
         "_lesser_scalar": (("_LesserScalar",), lambda xp, x, s: x < s, _zero_gradient),
         "_lesser_equal_scalar": (("_LesserEqualScalar",), lambda xp, x, s: x <= s, _zero_gradient),
-        "_mod_scalar": (("_ModScalar",), lambda xp, x, s: xp.mod(x, s), _passed),
+        # MXNet's mod has no gradient for integer operands
+        "_mod_scalar": (("_ModScalar",), lambda xp, x, s: xp.mod(x, s), _float_only(_passed)),
         "_rmod_scalar": (
             ("_RModScalar",),
             lambda xp, x, s: xp.mod(s, x),
-            lambda xp, g, x, y, s: -g * xp.floor(s / x),
+            _float_only(lambda xp, g, x, y, s: -g * xp.floor(s / x)),
         ),
     }
 )
