@@ -213,10 +213,14 @@ def split_positional(op, args, array_type):
         else:
             break
         position += 1
-    for value in args[position:]:
+    rest = args[position:]
+    if all(value is None for value in rest):
+        # inputs passed as None are left out: Convolution(x, w, None, no_bias=True)
+        rest = ()
+    for value in rest:
         if isinstance(value, array_type):
             raise TypeError(f"{op.name}: inputs must come before parameters")
-    return inputs, args[position:]
+    return inputs, rest
 
 
 def positional_params(op, values, given):

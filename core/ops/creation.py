@@ -23,8 +23,12 @@ DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "b
 
 
 def _shape_param(shape):
-    """The parameter as a partial shape: () (MXNet's default) is nothing known."""
-    return tuple(shape) if shape else None
+    """The parameter as a partial shape: () (MXNet's default) is nothing known.
+
+    An unknown dimension may be written 0 (MXNet's legacy form) or -1 (the form
+    MXNet 1.9 also reads: ``mx.sym.ones(shape=(-1, -1))`` learns both from its consumer).
+    """
+    return tuple(max(int(d), 0) for d in shape) if shape else None
 
 
 @attrs.frozen

@@ -139,3 +139,12 @@ def test_partial_type_inference_leaves_unknown_dtypes_none():
     assert args == [None, np.float32, np.float32, np.float32] and outs == [np.float32]
     assert net.infer_type()[0][0] is np.float32
     assert net.infer_type(data=np.float16)[0] == [np.float16] + [np.float32] * 3
+
+
+@pytest.mark.parametrize(("first", "second"), [((2, 3), (-1, -1)), ((2, -1), (3, -1))])
+def test_creator_shapes_with_minus_one_are_learned_from_consumers(first, second):
+    # MXNet's test_transpose_infer_shape_back / _mixed: -1 is an unknown dimension
+    total = mx.sym.ones(shape=first) + mx.sym.transpose(mx.sym.ones(shape=second))
+    out = total.bind(mx.cpu(), args={}).forward()[0]
+    assert out.shape == (2, 3)
+    assert (out.asnumpy() == 2).all()

@@ -299,3 +299,13 @@ def test_an_optional_input_given_as_none_is_left_out():
     rev = mx.sym.SequenceReverse(data=seq, sequence_length=None, use_sequence_length=False)
     assert rev.list_arguments() == ["seq"]
     assert "sequence_length" not in json.loads(rev.tojson())["nodes"][1].get("attrs", {})
+
+
+def test_positional_inputs_passed_as_none_are_left_out():
+    # MXNet's test_convolution_independent_gradients: Convolution(x, w, None, no_bias=True)
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    conv = mx.sym.Convolution(x, w, None, num_filter=2, kernel=(3, 3), no_bias=True)
+    assert conv.list_arguments() == ["x", "w"]
+    data, weight = mx.nd.ones((1, 1, 4, 4)), mx.nd.ones((2, 1, 3, 3))
+    out = mx.nd.Convolution(data, weight, None, num_filter=2, kernel=(3, 3), no_bias=True)
+    assert out.shape == (1, 2, 2, 2) and float(out.asnumpy()[0, 0, 0, 0]) == 9.0
