@@ -31,8 +31,13 @@ mx_real_t = np.float32
 
 
 def py_str(data):
-    """Decode bytes from UTF-8 (MXNet's helper for strings from its C API)."""
-    return data.decode("utf-8")
+    """Decode bytes from UTF-8 (MXNet's helper for strings from its C API).
+
+    A ``str`` comes back as it is: rebind hands monitor callbacks ``str`` names
+    where MXNet's C API gave bytes, and callbacks written for MXNet decode them
+    with ``py_str(name)``.
+    """
+    return data if isinstance(data, str) else data.decode("utf-8")
 
 
 class MXNetError(RuntimeError):
