@@ -44,6 +44,9 @@ class PoolingParams:
     layout: str = param("str", None, choices=LAYOUTS, optional=True)
 
     def __attrs_post_init__(self):
+        if self.pooling_convention == "same" and not any(self.pad):
+            # 'same' computes its own padding: MXNet takes a zero pad of any length
+            object.__setattr__(self, "pad", ())
         if self.kernel or not self.global_pool:
             if not self.kernel:
                 raise ValueError("parameter kernel is required unless global_pool=True")

@@ -275,3 +275,9 @@ def test_upsampling_shape_errors(attrs, shapes, fragment):
 def test_upsampling_bad_params(attrs, fragment):
     with pytest.raises(ParamError, match=fragment):
         opdef("UpSampling").parse(attrs)
+
+
+def test_same_convention_takes_a_zero_pad_of_any_length():
+    # MXNet's test_valid_max_pooling_pad_type_same passes pad=(0, 0, 0) with a 1-D kernel
+    attrs = {"kernel": "(2,)", "stride": "(2,)", "pad": "(0, 0, 0)", "pooling_convention": "same"}
+    assert infer("Pooling", attrs, [(1, 1, 10)])[1] == [(1, 1, 5)]
