@@ -18,6 +18,7 @@ zeros for outputs nothing consumed), which is what a prop made with
 import attrs
 import numpy as np
 
+from ..base import MXNetError
 from ..context import Context
 from ..errors import RebindError, ShapeError
 from ..ndarray.ndarray import NDArray
@@ -194,11 +195,21 @@ def _operator_for(ctx, p, context, inputs, aux):
 
 
 def _run_python(p, backward, call):
-    """Run the user's forward/backward; the profiler, when running, records it by op_type."""
-    if PROFILER.symbolic or PROFILER.imperative:
-        PROFILER.time_custom_python(p.op_type, backward, call)
-    else:
-        call()
+    """Run the user's forward/backward; the profiler, when running, records it by op_type.
+
+    An exception from the user's code reaches the caller as a CustomOpError (an
+    MXNetError, as MXNet reports it), chained to the original.
+    """
+    try:
+        if PROFILER.symbolic or PROFILER.imperative:
+            PROFILER.time_custom_python(p.op_type, backward, call)
+        else:
+            call()
+    except MXNetError:
+        raise
+    except Exception as exc:
+        stage = "backward" if backward else "forward"
+        raise CustomOpError(f"{_who(p)}: its {stage} raised {type(exc).__name__}: {exc}") from exc
 
 
 def _forward(ctx, p, inputs, aux):

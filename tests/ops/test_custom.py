@@ -420,3 +420,19 @@ def test_plugin_operator_is_gone_after_unregistering(axpy_plugin):
     with pytest.raises(AttributeError):
         mx.sym.TestPluginAxpy  # noqa: B018
     registry.register_plugin(_AxpyPlugin(), name=axpy_plugin)  # for the fixture's teardown
+
+
+def test_an_error_in_the_users_forward_is_an_mxnet_error():
+    # MXNet's test_custom_op_exc: assert_raises(MXNetError, ...) around a failing forward
+    class Failing(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            raise AssertionError("the user's check")
+
+    @mx.operator.register("rebind_failing_forward")
+    class FailingProp(mx.operator.CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Failing()
+
+    with pytest.raises(mx.base.MXNetError, match="forward raised AssertionError: the user") as info:
+        mx.nd.Custom(mx.nd.zeros((2,)), op_type="rebind_failing_forward").wait_to_read()
+    assert isinstance(info.value.__cause__, AssertionError)
