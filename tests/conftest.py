@@ -62,3 +62,10 @@ def fresh_registry(monkeypatch):
     yield registry
     monkeypatch.undo()
     registry.reset()
+
+
+@pytest.fixture(autouse=True)
+def fresh_automatic_names():
+    """Each test names nodes from a fresh NameManager, as a new process would (dot0, ...)."""
+    with mx.name.NameManager():
+        yield
