@@ -45,6 +45,7 @@ COVERED = [
     "nd",
     "nd.NDArray",
     "nd.random",
+    "onnx",
     "profiler",
     "random",
     "rnn",
