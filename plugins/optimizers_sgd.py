@@ -62,6 +62,22 @@ class SGD(Optimizer):
             sgd_step(weight._data, grad._data, mom, lr, wd, momentum, self.rescale_grad)
 
 
+    def update_many(self, indices, weights, grads, states):
+        """All weights of a step in one call: counts and rates once, then one kernel each."""
+        plain = type(self).update is SGD.update and not _clipping(self)
+        if not plain or (self.multi_precision and any(w.dtype == np.float16 for w in weights)):
+            super().update_many(indices, weights, grads, states)
+            return
+        for weight, grad in zip(weights, grads, strict=True):
+            self._check_arrays(type(self).__name__, weight, grad)
+        self._update_count(indices)
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        momentum = max(self.momentum, 0.0)
+        for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds, strict=True):
+            mom = None if state is None else state._data
+            sgd_step(weight._data, grad._data, mom, lr, wd, momentum, self.rescale_grad)
+
+
 class ccSGD(SGD):  # noqa: N801 (MXNet's name)
     """Deprecated in MXNet: the same as ``SGD``."""
 

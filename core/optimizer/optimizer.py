@@ -236,6 +236,16 @@ class Optimizer:
         """Update ``weight`` in place from ``grad`` and ``state``; subclasses define it."""
         raise NotImplementedError(f"{type(self).__name__} does not define update()")
 
+    def update_many(self, indices, weights, grads, states):
+        """``update_multi_precision`` of several weights at once (rebind's extension).
+
+        The updater calls this once per step with every weight of a module; an
+        optimizer may override it to do its per-call work (update counts,
+        learning rates) once, with the same results as the loop below.
+        """
+        for index, weight, grad, state in zip(indices, weights, grads, states, strict=True):
+            self.update_multi_precision(index, weight, grad, state)
+
     def update_multi_precision(self, index, weight, grad, state):
         """``update``, through the float32 master copy for float16 weights when enabled."""
         if not (self.multi_precision and weight.dtype == np.float16):

@@ -10,6 +10,8 @@ Rules cast their scalars to the weight's dtype where MXNet's fused kernels
 compute in it (``1 - beta2`` is a float32 subtraction for float32 weights).
 """
 
+import threading
+
 import numpy as np
 
 __all__ = [
@@ -90,10 +92,25 @@ def sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
 
 def _fits_pieces(weight, grad, mom):
     """Whether the arrays are NumPy arrays of one dtype, contiguous, so views of pieces work."""
-    arrays = (weight, grad) if mom is None else (weight, grad, mom)
-    return all(
-        type(a) is np.ndarray and a.flags.c_contiguous and a.dtype == weight.dtype for a in arrays
-    )
+    dtype = weight.dtype
+    for a in (weight, grad, mom):
+        if a is None:
+            continue
+        if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous:
+            return False
+    return True
+
+
+# one scratch piece per thread and dtype, reused by every step (kvstores update from threads)
+_SCRATCH = threading.local()
+
+
+def _scratch(dtype, size):
+    pieces = _SCRATCH.__dict__.setdefault("pieces", {})
+    buffer = pieces.get(dtype)
+    if buffer is None:
+        buffer = pieces[dtype] = np.empty(_PIECE, dtype)
+    return buffer[:size]
 
 
 def _numpy_sgd_step(weight, grad, mom, decay, rate, momentum):
@@ -104,7 +121,7 @@ def _numpy_sgd_step(weight, grad, mom, decay, rate, momentum):
     """
     flat_w, flat_g = weight.reshape(-1), grad.reshape(-1)
     flat_m = None if mom is None else mom.reshape(-1)
-    scratch = np.empty(min(weight.size, _PIECE), weight.dtype)
+    scratch = _scratch(weight.dtype, min(weight.size, _PIECE))
     keep = weight.dtype.type(1) - decay
     for start in range(0, weight.size, _PIECE):
         w, g = flat_w[start : start + _PIECE], flat_g[start : start + _PIECE]

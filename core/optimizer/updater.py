@@ -54,8 +54,8 @@ class Updater:
             self._prepare_state(idx, weight_i)
         size = getattr(self.optimizer, "aggregate_num", 0) or 0
         if size <= 0:
-            for idx, grad_i, weight_i in zip(indices, grads, weights, strict=True):
-                self.optimizer.update_multi_precision(idx, weight_i, grad_i, self.states[idx])
+            states = [self.states[i] for i in indices]
+            self.optimizer.update_many(indices, weights, grads, states)
             return
         # an optimizer that takes several weights per call gets them as MXNet
         # gives them: grouped by dtype, in order, ``aggregate_num`` at a time
