@@ -223,6 +223,7 @@ class Executor:
         read whatever the other executor wrote into the shared memory).
         """
         self._saved = None
+        self._inference_pass = False  # nothing of this executor's last pass is left to replay
         released = self._released
         if released is None:  # read-only zero views, made once
             released = self._released = [
