@@ -154,6 +154,12 @@ class Executor:
                     step.xp.zeros(shape, dtype) if g is None else g
                     for g, (shape, dtype) in zip(incoming, out_meta, strict=True)
                 ]
+            if step.op.backward is None:
+                raise RuntimeError(
+                    f"backward: {step.op.name} node {step.name!r} has no gradient (MXNet: "
+                    "non-differentiable), yet a gradient reaches it; put stop_gradient after "
+                    "it or bind its inputs with grad_req='null'"
+                )
             if profiling:
                 run = PROFILER.time_step("_backward_", step, step.op.backward)
                 in_grads = run(step.train_ctx, step.params, state, incoming, step.need_grad)

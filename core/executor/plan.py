@@ -157,16 +157,35 @@ class Plan:
             step.release = tuple(slots)
 
     def mark_gradients(self, arg_needs_grad):
-        """Decide, per step input, whether a gradient must flow into it."""
+        """Decide, per step input, whether a gradient must flow into it.
+
+        An input needs one when it depends on an argument that asks for a
+        gradient and a gradient can reach it from the heads: not through
+        BlockGrad (stop_gradient), whose input's gradient is zero, as in
+        MXNet's zero propagation. Steps nothing reaches do not run backward.
+        """
         requires = [False] * self.num_slots
         for slot, needed in zip(self.arg_slots, arg_needs_grad, strict=True):
             requires[slot] = needed
         for step in self.steps:
-            step.need_grad = [requires[s] for s in step.inputs]
+            depends = any(requires[s] for s in step.inputs)
+            for slot in step.outputs:
+                requires[slot] = depends and step.op.name not in GRADIENT_BLOCKERS
+        reached = [False] * self.num_slots
+        for slot in self.head_slots:
+            reached[slot] = True
+        for step in reversed(self.steps):
+            passes = step.op.name not in GRADIENT_BLOCKERS
+            passes = passes and any(reached[s] for s in step.outputs)
+            step.need_grad = [requires[s] and passes for s in step.inputs]
             # aux states are updated in backward (BatchNorm), so such steps always run
             step.runs_backward = any(step.need_grad) or bool(step.aux)
-            for slot in step.outputs:
-                requires[slot] = any(step.need_grad)
+            for slot, needed in zip(step.inputs, step.need_grad, strict=True):
+                reached[slot] = reached[slot] or needed
+
+
+# operators whose input gets a zero gradient whatever reaches their output
+GRADIENT_BLOCKERS = frozenset({"BlockGrad"})
 
 
 def _generate_forward(plan, is_train):

@@ -431,3 +431,20 @@ def test_simple_bind_ignores_keywords_that_are_not_shapes(ctx):
     take = mx.sym.take(mx.sym.Variable("a"), mx.sym.Variable("indices"), axis=0, mode="clip")
     executor = take.simple_bind(ctx, a=(3, 4), indices=(2,), axis=0, mode="clip")
     assert executor.outputs[0].shape == (2, 4)
+
+
+def test_stop_gradient_blocks_the_gradient_of_what_it_follows(ctx):
+    # MXNet's test_zero_prop2: batch_take has no gradient, and stop_gradient after it
+    # means none is asked of it
+    x, idx = mx.sym.Variable("x"), mx.sym.Variable("idx")
+    taken = mx.sym.batch_take(x, idx)
+    types = {"x": np.float32, "idx": np.int32}
+    blocked = mx.sym.stop_gradient(taken).simple_bind(ctx, x=(4, 3), idx=(4,), type_dict=types)
+    blocked.forward(is_train=True)
+    blocked.backward()
+    np.testing.assert_array_equal(blocked.grad_dict["x"].asnumpy(), np.zeros((4, 3), np.float32))
+    # without it, the missing gradient is an error naming the node, not a crash
+    open_ = taken.simple_bind(ctx, x=(4, 3), idx=(4,), type_dict=types)
+    open_.forward(is_train=True)
+    with pytest.raises(RuntimeError, match="batch_take node .* has no gradient"):
+        open_.backward(mx.nd.ones((4,), ctx=ctx))
