@@ -48,6 +48,7 @@ COVERED = [
     "onnx",
     "profiler",
     "random",
+    "recordio",
     "rnn",
     "sym",
     "sym.Symbol",

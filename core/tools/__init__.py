@@ -1,0 +1,1 @@
+"""Command-line tools of MXNet's tools/ folder: ``python -m rebind.tools.im2rec``."""
