@@ -29,7 +29,10 @@ AUTOGRAD_REASON = (
     "rebind has no mx.autograd: gradients come from bound symbols "
     "(Module.backward or Executor.backward), not from recorded NDArray code"
 )
-IMDECODE_REASON = "image decoding (mx.nd.imdecode, mx.image) is tracked by issue #17"
+IMDECODE_REASON = (
+    "mx.nd.imdecode is MXNet's deprecated decoder and fails on every input in MXNet 1.9.1; "
+    "use mx.image.imdecode"
+)
 CACHEDOP_REASON = (
     "CachedOp runs a symbol imperatively for Gluon's hybridized blocks; rebind has no Gluon: "
     "bind the symbol instead (sym.bind(...).forward() or sym.eval(ctx, **arrays))"

@@ -36,6 +36,7 @@ COVERED = [
     "contrib.amp",
     "contrib.svrg_optimization",
     "executor",
+    "image",
     "initializer",
     "lr_scheduler",
     "metric",
