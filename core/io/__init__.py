@@ -3,8 +3,10 @@
 The pieces live in the modules of this package: ``base`` (DataDesc,
 DataBatch, DataIter, ResizeIter), ``prefetch`` (PrefetchingIter),
 ``ndarray_iter`` (NDArrayIter), ``files`` (MXDataIter, CSVIter, MNISTIter),
-``unavailable`` (MXNet's image and LibSVM iterators, which refuse with their
-reason), and, under MXNet's module names, ``io`` and ``utils``.
+``image_record`` (ImageRecordIter and its uint8/int8 forms, with
+``image_record_aug`` and ``image_record_workers``), ``unavailable`` (MXNet's
+v1/detection image and LibSVM iterators, which refuse with their reason), and,
+under MXNet's module names, ``io`` and ``utils``.
 """
 
 from . import io, utils

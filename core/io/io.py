@@ -6,14 +6,12 @@ MXNet's import path.
 
 from .base import DataBatch, DataDesc, DataIter, ResizeIter
 from .files import CSVIter, MNISTIter, MXDataIter
+from .image_record import ImageRecordInt8Iter, ImageRecordIter, ImageRecordUInt8Iter
 from .ndarray_iter import NDArrayIter
 from .prefetch import PrefetchingIter
 from .unavailable import (
     ImageDetRecordIter,
-    ImageRecordInt8Iter,
-    ImageRecordIter,
     ImageRecordIter_v1,
-    ImageRecordUInt8Iter,
     ImageRecordUInt8Iter_v1,
     LibSVMIter,
 )

@@ -16,6 +16,7 @@ SHORT_RUNS = [
     ("sequential_module.py", ["--num-epochs", "4"], 0.9),
     ("mlp_digits.py", ["--num-epochs", "6"], 0.95),
     ("lenet_digits.py", ["--num-epochs", "5"], 0.95),
+    ("train_imagerecord.py", ["--num-epochs", "6"], 0.9),
 ]
 
 needs_sklearn = pytest.mark.skipif(

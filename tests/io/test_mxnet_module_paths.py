@@ -30,7 +30,7 @@ def test_getdata_by_idx_takes_rows():
 
 
 @pytest.mark.parametrize(
-    "name, reason", [("ImageRecordIter", "issue #17"), ("LibSVMIter", "densely")]
+    "name, reason", [("ImageRecordIter_v1", "use mx.io.ImageRecordIter"), ("LibSVMIter", "densely")]
 )
 def test_missing_iterators_refuse_with_their_reason(name, reason):
     with pytest.raises(NotImplementedError, match=reason):
