@@ -25,6 +25,7 @@ from numbers import Number
 import numpy as np
 
 from ..context import cpu
+from ..errors import FormatError, RebindError
 from ..ndarray import NDArray
 from ..ndarray import array as nd_array
 
@@ -82,7 +83,8 @@ def decode_image(buf, flag=1, to_rgb=True):
         to_rgb: colour channels in RGB order (MXNet's default) rather than OpenCV's BGR.
 
     Raises:
-        ValueError: the buffer is empty or is not an image OpenCV can decode.
+        ImageDecodeError: (a ValueError and an MXNetError) the buffer is empty or is not
+            an image OpenCV can decode.
     """
     cv2 = _cv2()
     if flag < 0:
@@ -90,18 +92,26 @@ def decode_image(buf, flag=1, to_rgb=True):
     data = np.frombuffer(buf, dtype=np.uint8) if not isinstance(buf, np.ndarray) else buf
     data = data.reshape(-1)
     if data.size == 0:
-        raise ValueError("imdecode: the input buffer is empty")
+        raise ImageDecodeError("imdecode: the input buffer is empty")
     mode = cv2.IMREAD_GRAYSCALE if flag == 0 else cv2.IMREAD_COLOR
     if _orientation_ignored(data):
         mode |= cv2.IMREAD_IGNORE_ORIENTATION
     img = cv2.imdecode(data, mode)
     if img is None:
-        raise ValueError(
+        raise ImageDecodeError(
             f"imdecode: decoding failed, the {data.size}-byte buffer is not a valid image file"
         )
     if flag == 0:
         return img[:, :, None]
     return cv2.cvtColor(img, cv2.COLOR_BGR2RGB) if to_rgb else img
+
+
+class ImageDecodeError(FormatError):
+    """Bytes that are no image OpenCV decodes (an MXNetError and a ValueError, as MXNet's)."""
+
+
+class ImageFileError(RebindError, OSError):
+    """An image file that cannot be read (an MXNetError, as MXNet's, and an OSError)."""
 
 
 def _host(src):
@@ -141,7 +151,7 @@ def imread(filename, flag=1, to_rgb=1, out=None):
         with open(filename, "rb") as f:
             data = f.read()
     except OSError as exc:
-        raise OSError(f"imread: '{filename}' couldn't open file: {exc.strerror}") from exc
+        raise ImageFileError(f"imread: '{filename}' couldn't open file: {exc.strerror}") from exc
     return imdecode(data, flag=flag, to_rgb=to_rgb, out=out)
 
 

@@ -199,3 +199,18 @@ def test_imrotate_refuses_bad_input(chw):
         image.imrotate(chw, 10, zoom_in=True, zoom_out=True)
     with pytest.raises(ValueError, match="number of images"):
         image.imrotate(mx.nd.zeros((2, 3, 4, 4)), mx.nd.array([1, 2, 3]))
+
+
+def test_decode_and_read_errors_are_mxnet_errors(tmp_path):
+    # MXNet's test_image: @raises(mx.base.MXNetError) around these three calls
+    for call in (
+        lambda: mx.image.imdecode(b"", to_rgb=0),
+        lambda: mx.image.imdecode(b"clearly not image content"),
+        lambda: mx.img.image.imread(str(tmp_path / "missing.jpg")),
+    ):
+        with pytest.raises(mx.base.MXNetError):
+            call()
+    with pytest.raises(ValueError, match="empty"):
+        mx.image.imdecode(b"")
+    with pytest.raises(OSError, match="missing.jpg"):
+        mx.image.imread(str(tmp_path / "missing.jpg"))
