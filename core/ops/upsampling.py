@@ -1,14 +1,23 @@
-"""UpSampling: nearest-neighbour upsampling of one or several NCHW inputs.
+"""UpSampling: nearest-neighbour or bilinear upsampling of NCHW inputs.
 
-With several inputs, each is repeated up to (scale * H0, scale * W0), the size
-of the first one upsampled, and the results are concatenated on the channel
-axis (multi_input_mode='concat') or added ('sum'). The gradient of each input
-is the sum of the output gradient over the block its value was copied to.
+Nearest: with several inputs, each is repeated up to (scale * H0, scale * W0),
+the size of the first one upsampled, and the results are concatenated on the
+channel axis (multi_input_mode='concat') or added ('sum'). The gradient of each
+input is the sum of the output gradient over the block its value was copied to.
+
+Bilinear: as MXNet computes it, a depthwise Deconvolution of the data with the
+``weight`` input (kernel 2 * scale - scale % 2, stride scale, pad
+ceil((scale - 1) / 2), one group per channel, no bias); the weight is what
+MXNet's "bilinear" initializer makes, or whatever the user trained.
 """
+
+import functools
+import math
 
 import attrs
 
 from .base import OpDef, merge_shape, mismatch
+from .conv import DECONVOLUTION
 from .conv_utils import work_dtype
 from .params import non_negative, param, positive
 
@@ -95,13 +104,27 @@ def _repeat(xp, x, scale_h, scale_w):
     return blocks.reshape(n, c, h * scale_h, w * scale_w)
 
 
+@functools.lru_cache(maxsize=64)
+def _bilinear_deconvolution(scale, channels):
+    """MXNet's bilinear UpSampling: a depthwise Deconvolution with these parameters."""
+    kernel, pad = _bilinear_kernel(scale), math.ceil((scale - 1) / 2)
+    return DECONVOLUTION.parse(
+        {
+            "kernel": (kernel, kernel),
+            "stride": (scale, scale),
+            "pad": (pad, pad),
+            "num_filter": channels,
+            "num_group": channels,
+            "no_bias": True,
+        }
+    )
+
+
 def _forward(ctx, p, inputs, aux):
     if p.sample_type == "bilinear":
-        raise NotImplementedError(
-            "UpSampling: sample_type='bilinear' is not implemented (no MXNet reference case); "
-            "use Deconvolution with kernel=2*scale-scale%2, stride=scale, "
-            "pad=ceil((scale-1)/2), num_group=num_filter, no_bias=True instead"
-        )
+        deconv = _bilinear_deconvolution(p.scale, inputs[0].shape[1])
+        outs, saved = DECONVOLUTION.forward(ctx, deconv, inputs, aux)
+        return outs, ("bilinear", deconv, saved)
     xp, first = ctx.xp, inputs[0]
     height, width = first.shape[2] * p.scale, first.shape[3] * p.scale
     parts = [_repeat(xp, x, height // x.shape[2], width // x.shape[3]) for x in inputs]
@@ -117,6 +140,9 @@ def _forward(ctx, p, inputs, aux):
 
 
 def _backward(ctx, p, saved, out_grads, need_grad):
+    if p.sample_type == "bilinear":
+        _, deconv, state = saved
+        return DECONVOLUTION.backward(ctx, deconv, state, out_grads, need_grad)
     grad, grads, begin = out_grads[0], [], 0
     height, width = grad.shape[2:]
     for shape, needed in zip(saved, need_grad, strict=True):
@@ -148,8 +174,8 @@ UPSAMPLING = OpDef(
     infer_shape=_infer_shape,
     forward=_forward,
     backward=_backward,
-    doc="Nearest-neighbour upsampling by an integer scale; several inputs are concatenated "
-    "or summed.",
+    doc="Upsampling by an integer scale: nearest-neighbour (several inputs are concatenated "
+    "or summed) or bilinear (a depthwise Deconvolution with the weight input, as MXNet).",
 )
 
 OPS = [UPSAMPLING]

@@ -280,6 +280,14 @@ def test_upsampling_nearest(tmp_path):
     export_and_compare(net, tmp_path, data=data(1, 2, 3, 4))
 
 
+@pytest.mark.parametrize("scale", [2, 3])
+def test_upsampling_bilinear(tmp_path, scale):
+    net = mx.sym.UpSampling(
+        mx.sym.var("data"), scale=scale, sample_type="bilinear", num_filter=2, num_args=2
+    )
+    export_and_compare(net, tmp_path, data=data(1, 2, 3, 4), dynamic=True)
+
+
 @pytest.mark.parametrize("mode", ["concat", "sum"])
 def test_upsampling_several_inputs(tmp_path, mode):
     net = mx.sym.UpSampling(

@@ -171,12 +171,32 @@ def convert_softmax_activation(node, g):
 
 
 # -- UpSampling ----------------------------------------------------------------------------
+def _bilinear_upsampling(node, g):
+    from ...ops.upsampling import _bilinear_deconvolution
+
+    deconv = _bilinear_deconvolution(node.params.scale, node.in_shapes[0][1])
+    kernel, stride, pad = deconv.kernel, deconv.stride, deconv.pad
+    g.add_node(
+        "ConvTranspose",
+        list(node.inputs[:2]),
+        [node.outputs[0]],
+        group=deconv.num_group,
+        kernel_shape=list(kernel),
+        strides=list(stride),
+        pads=[*pad, *pad],
+    )
+
+
 @converter("UpSampling")
 def convert_upsampling(node, g):
-    """Nearest: each input repeated up to the first one's size times ``scale``."""
+    """Nearest: each input repeated up to the first one's size times ``scale``.
+
+    Bilinear: the depthwise ConvTranspose that rebind (as MXNet) computes it as.
+    """
     p = node.params
     if p.sample_type != "nearest":
-        raise fail(node, g, "UpSampling sample_type='bilinear' (rebind does not run it either)")
+        _bilinear_upsampling(node, g)
+        return
     height, width = node.out_shapes[0][2:]
     parts = []
     for value, shape in zip(node.inputs, node.in_shapes, strict=True):
