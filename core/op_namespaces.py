@@ -1,4 +1,4 @@
-"""MXNet's operator sub-namespaces ``op``, ``_internal``, ``contrib`` of ``mx.nd`` and ``mx.sym``.
+"""MXNet's operator sub-namespaces (``op``, ``_internal``, ``linalg``, ``contrib``) of nd and sym.
 
 MXNet files each registered operator under one module by its name:
 ``_internal`` takes the names that start with an underscore (``_plus_scalar``,
@@ -12,7 +12,35 @@ operators added by plugins appear as the built-in ones do.
 
 from . import registry
 
-__all__ = ["is_contrib", "is_internal", "is_public", "operator_module_hooks"]
+__all__ = [
+    "LINALG_FUNCTIONS",
+    "is_contrib",
+    "is_internal",
+    "is_linalg",
+    "is_public",
+    "operator_module_hooks",
+]
+
+# the functions of MXNet 1.9.1's mx.nd.linalg / mx.sym.linalg (each ``_linalg_<name>``)
+LINALG_FUNCTIONS = (
+    "det",
+    "extractdiag",
+    "extracttrian",
+    "gelqf",
+    "gemm",
+    "gemm2",
+    "inverse",
+    "makediag",
+    "maketrian",
+    "potrf",
+    "potri",
+    "slogdet",
+    "sumlogdiag",
+    "syevd",
+    "syrk",
+    "trmm",
+    "trsm",
+)
 
 _FAMILY_PREFIXES = ("_contrib_", "_linalg_", "_sparse_", "_image_")
 
@@ -27,6 +55,11 @@ def is_internal(name):
 def is_public(name):
     """Whether MXNet files operator ``name`` under ``op`` (and the namespace itself)."""
     return not name.startswith("_")
+
+
+def is_linalg(name):
+    """Whether MXNet files operator ``name`` under ``linalg`` (without the prefix)."""
+    return name.startswith("_linalg_")
 
 
 def is_contrib(name):

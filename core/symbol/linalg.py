@@ -1,45 +1,12 @@
-"""``mx.sym.linalg``: the linear-algebra operators under their short names.
+"""``mx.sym.linalg``: the linear-algebra operators under their short names, on symbols.
 
 ``mx.sym.linalg.gemm`` is the operator ``_linalg_gemm`` (also ``mx.sym.linalg_gemm``),
 and so on for every name in ``__all__``, as MXNet's generated module has them.
-The functions are made on first access from the operator registry.
+See rebind.op_namespaces.
 """
 
+from ..op_namespaces import LINALG_FUNCTIONS, is_linalg, operator_module_hooks
 from .compose import op_function
 
-OPERATOR_NAMES = (
-    "det",
-    "extractdiag",
-    "extracttrian",
-    "gelqf",
-    "gemm",
-    "gemm2",
-    "inverse",
-    "makediag",
-    "maketrian",
-    "potrf",
-    "potri",
-    "slogdet",
-    "sumlogdiag",
-    "syevd",
-    "syrk",
-    "trmm",
-    "trsm",
-)
-__all__ = list(OPERATOR_NAMES)  # each made on first access (see __getattr__)
-
-_functions = {}
-
-
-def __getattr__(name):
-    """``mx.sym.linalg.<name>``: the symbol function of operator ``_linalg_<name>``."""
-    if name not in OPERATOR_NAMES:
-        raise AttributeError(f"module 'rebind.symbol.linalg' has no attribute {name!r}")
-    function = _functions.get(name)
-    if function is None:
-        function = _functions[name] = op_function(f"_linalg_{name}", name)
-    return function
-
-
-def __dir__():
-    return sorted({*globals(), *OPERATOR_NAMES})
+__all__ = list(LINALG_FUNCTIONS)  # each made on first access
+__getattr__, __dir__ = operator_module_hooks(__name__, op_function, is_linalg, "_linalg_")
