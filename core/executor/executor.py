@@ -4,6 +4,7 @@ from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
 from ..profiler import PROFILER
+from .memory import memory_report
 from .reshaping import plain_plan, reshape_executor
 from .transfer import move_data, to_context
 
@@ -344,7 +345,18 @@ class Executor:
             for name in step.output_names:
                 lines.append(f"\toutput {name}")
         lines.append(f"Total {len(self._plan.steps)} ops, {self._plan.num_slots} entries")
+        megabytes = self.memory_report()["graph_total"] / 2**20
+        lines.append(f"Total {int(round(megabytes))} MB allocated")  # MXNet's line
         return "\n".join(lines)
+
+    def memory_report(self):
+        """Bytes this executor holds, by kind, planned against naive (rebind's extension).
+
+        See ``rebind.executor.memory``: the bound arrays, the intermediate values
+        one buffer per graph entry would take, the peak an inference pass keeps
+        alive, what a training pass may keep for backward, and the totals.
+        """
+        return memory_report(self)
 
     def __repr__(self):
         return f"<Executor {self._symbol!r} @{self._ctx}>"
