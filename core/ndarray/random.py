@@ -12,29 +12,11 @@ import numbers
 import numpy as np
 
 from ..context import current_context
+from ..sampling import SAMPLER_FUNCTIONS, same_kind
 from .imperative import invoke
 from .ndarray import NDArray
 
-__all__ = [
-    "uniform",
-    "normal",
-    "randn",
-    "poisson",
-    "exponential",
-    "gamma",
-    "multinomial",
-    "negative_binomial",
-    "generalized_negative_binomial",
-    "shuffle",
-    "randint",
-    "uniform_like",
-    "normal_like",
-    "gamma_like",
-    "exponential_like",
-    "poisson_like",
-    "negative_binomial_like",
-    "generalized_negative_binomial_like",
-]
+__all__ = list(SAMPLER_FUNCTIONS)
 
 
 def _shape(shape):
@@ -67,7 +49,7 @@ def _empty(shape, dtype, ctx, out):
 
 def _helper(random_op, sample_op, params, shape, dtype, ctx, out, kwargs, default="float32"):
     if isinstance(params[0], NDArray):
-        _same_kind(params, NDArray, "NDArray")
+        same_kind(params, NDArray, "NDArray")
         if sample_op is None:
             raise TypeError(
                 f"{random_op}: parameters must be numbers; there is no sampler that takes "
@@ -75,7 +57,7 @@ def _helper(random_op, sample_op, params, shape, dtype, ctx, out, kwargs, defaul
             )
         return invoke(sample_op, params, {**_keywords(shape, dtype, out, kwargs), "out": out})
     if isinstance(params[0], numbers.Number):
-        _same_kind(params, numbers.Number, "numbers")
+        same_kind(params, numbers.Number, "numbers")
         ctx = (out.context if out is not None else current_context()) if ctx is None else ctx
         if shape is None:
             shape = 1 if out is None else out.shape
@@ -88,15 +70,6 @@ def _helper(random_op, sample_op, params, shape, dtype, ctx, out, kwargs, defaul
     raise ValueError(
         f"Distribution parameters must be either NDArray or numbers, but got {type(params[0])}."
     )
-
-
-def _same_kind(params, kind, what):
-    for value in params[1:]:
-        if not isinstance(value, kind):
-            raise TypeError(
-                f"Distribution parameters must all have the same type ({what}), but got "
-                f"both {type(params[0])} and {type(value)}."
-            )
 
 
 def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):

@@ -9,30 +9,11 @@ MXNet's.
 
 import numbers
 
+from ..sampling import SAMPLER_FUNCTIONS, same_kind
 from .compose import create
 from .symbol import Symbol
 
-__all__ = [
-    "Symbol",
-    "uniform",
-    "normal",
-    "randn",
-    "poisson",
-    "exponential",
-    "gamma",
-    "multinomial",
-    "negative_binomial",
-    "generalized_negative_binomial",
-    "shuffle",
-    "randint",
-    "uniform_like",
-    "normal_like",
-    "gamma_like",
-    "exponential_like",
-    "poisson_like",
-    "negative_binomial_like",
-    "generalized_negative_binomial_like",
-]
+__all__ = ["Symbol", *SAMPLER_FUNCTIONS]
 
 
 def _compose(op_name, args, kwargs):
@@ -46,7 +27,7 @@ def _helper(random_op, sample_op, params, shape, dtype, kwargs):
     if dtype is not None:
         keywords["dtype"] = dtype
     if isinstance(params[0], Symbol):
-        _same_kind(params, Symbol, "Symbol")
+        same_kind(params, Symbol, "Symbol")
         if sample_op is None:
             raise TypeError(
                 f"{random_op}: parameters must be numbers; there is no sampler that takes "
@@ -54,20 +35,11 @@ def _helper(random_op, sample_op, params, shape, dtype, kwargs):
             )
         return _compose(sample_op, params, keywords)
     if isinstance(params[0], numbers.Number):
-        _same_kind(params, numbers.Number, "numbers")
+        same_kind(params, numbers.Number, "numbers")
         return _compose(random_op, params, keywords)
     raise ValueError(
         f"Distribution parameters must be either Symbol or numbers, but got {type(params[0])}."
     )
-
-
-def _same_kind(params, kind, what):
-    for value in params[1:]:
-        if not isinstance(value, kind):
-            raise TypeError(
-                f"Distribution parameters must all have the same type ({what}), but got "
-                f"both {type(params[0])} and {type(value)}."
-            )
 
 
 def uniform(low=0, high=1, shape=None, dtype=None, **kwargs):
