@@ -148,7 +148,9 @@ def _arange_forward(ctx, p, inputs, aux):
         index = xp.arange(length, dtype="int64") // p.repeat
     # start + i * step in the output dtype, as MXNet's kernel computes it
     dtype = np.dtype(p.dtype)
-    out = index.astype(dtype) * dtype.type(p.step) + dtype.type(start)
+    # casts wrap as C's do (MXNet: arange(50, -50, -2, dtype='uint8') steps by 254)
+    step, begin = (np.asarray(v).astype(dtype) for v in (p.step, start))
+    out = index.astype(dtype) * step + begin
     return [out.astype(dtype, copy=False)], None
 
 

@@ -11,6 +11,7 @@ import math
 import attrs
 import numpy
 
+from ..errors import RebindError
 from .base import OpDef, merge_shape, mismatch
 from .params import param, positive
 from .shape import normalize_axis
@@ -18,6 +19,10 @@ from .shape import normalize_axis
 __all__ = ["OPS", "to_index", "scatter_add", "reduce_axis_shape"]
 
 INDEX_DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64")
+
+
+class IndexOutOfRange(RebindError, IndexError):
+    """An index outside its axis with mode='raise' (an MXNetError, as MXNet reports it)."""
 
 
 def to_index(xp, indices, size, mode):
@@ -28,7 +33,7 @@ def to_index(xp, indices, size, mode):
     if mode == "raise":
         bad = (positions < 0) | (positions >= size)
         if bool(bad.any()):
-            raise IndexError(f"take: indices out of range [0, {size}) with mode='raise'")
+            raise IndexOutOfRange(f"take: indices out of range [0, {size}) with mode='raise'")
         return positions
     return xp.clip(positions, 0, size - 1)
 

@@ -372,3 +372,9 @@ def test_with_context_sets_the_default(ctx):
         assert mx.nd.array(np.zeros(2)).context == ctx
     assert mx.current_context() == outside
     assert mx.nd.zeros(2).context == outside
+
+
+def test_arange_in_uint8_wraps_its_parameters_as_mxnet(ctx):
+    # MXNet's test_arange: arange(50, -50, -2, dtype='uint8') counts 50, 48, ... modulo 256
+    a = mx.nd.arange(50, -50, -2, dtype="uint8", ctx=ctx)
+    np.testing.assert_array_equal(a.asnumpy(), (50 - 2 * np.arange(50)) % 256)
