@@ -64,9 +64,9 @@ def _no_gradient(xp, g, a, b, y):
     return xp.zeros_like(g)
 
 
-def _float_only(xp, g, grad):
+def _float_only(xp, operand, g, grad):
     """``grad``, or zeros for integer operands: MXNet's mod has no integer gradient."""
-    return grad if g.dtype.kind == "f" else xp.zeros_like(g)
+    return grad if operand.dtype.kind == "f" else xp.zeros_like(g)
 
 
 def _compare(test):
@@ -85,8 +85,8 @@ _RULES.update(
         # modulo takes the sign of the divisor, as Python's % and MXNet's mod do
         "mod": (
             lambda xp, a, b: xp.mod(a, b),
-            lambda xp, g, a, b, y: _float_only(xp, g, g),
-            lambda xp, g, a, b, y: _float_only(xp, g, -g * xp.floor(a / b)),
+            lambda xp, g, a, b, y: _float_only(xp, a, g, g),
+            lambda xp, g, a, b, y: _float_only(xp, a, g, -g * xp.floor(a / b)),
         ),
     }
 )

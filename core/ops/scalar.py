@@ -80,7 +80,7 @@ def _passed(xp, g, x, y, s):
 
 def _float_only(gradient):
     def only_for_floats(xp, g, x, y, s):
-        return gradient(xp, g, x, y, s) if g.dtype.kind == "f" else xp.zeros_like(g)
+        return gradient(xp, g, x, y, s) if x.dtype.kind == "f" else xp.zeros_like(g)
 
     return only_for_floats
 
