@@ -36,7 +36,8 @@ class Executor:
         self._optimized_plan = None  # kept aside while a monitor runs the plain plan
         self._memory_group = None  # executors sharing memory with this one (see MemoryGroup)
         self._released = None  # what the outputs read between passes (see _release_state)
-        self._inference_pass = False  # the last forward was forward(is_train=False)
+        # backward may run the training pass itself: nothing ran yet, or only inference
+        self._replayable = True
 
     def _allocate_outputs(self):
         """Zero arrays for the outputs, as MXNet has them right after bind (same objects later)."""
@@ -80,7 +81,7 @@ class Executor:
         for out, value in zip(self.outputs, heads, strict=True):
             out._data = value  # the same NDArray objects, now holding this pass's values
         # backward after an inference pass replays it in training mode (see backward)
-        self._inference_pass = not is_train
+        self._replayable = not is_train
         return self.outputs
 
     def _forward_steps(self, is_train, profiler=None):
@@ -132,7 +133,7 @@ class Executor:
     # -- backward -------------------------------------------------------------------------
     def backward(self, out_grads=None, is_train=True):
         """Propagate gradients from the outputs to the arguments (``grad_req`` decides how)."""
-        if self._saved is None and self._inference_pass:
+        if self._saved is None and self._replayable:
             self._replay_in_training_mode()
         if self._saved is None:
             raise RuntimeError(
@@ -206,10 +207,12 @@ class Executor:
         return grads
 
     def _replay_in_training_mode(self):
-        """Keep what backward needs after a forward(is_train=False), as MXNet users expect.
+        """Keep what backward needs when no training pass ran, as MXNet users expect.
 
-        MXNet's backward reuses whatever the inference pass left; rebind's
-        inference pass keeps nothing, so the pass runs again in training mode.
+        MXNet's backward reuses whatever memory holds (the inference pass's
+        values, or none at all right after bind, as MXNet's test_repeat calls
+        it); rebind's inference pass keeps nothing, so the pass runs in
+        training mode on the current arguments.
         The outputs the user read stay those of the inference pass, and the
         replay leaves the auxiliary states as the inference pass did (backward
         then updates BatchNorm's moving statistics, as MXNet's backward does).
@@ -230,7 +233,7 @@ class Executor:
         read whatever the other executor wrote into the shared memory).
         """
         self._saved = None
-        self._inference_pass = False  # nothing of this executor's last pass is left to replay
+        self._replayable = False  # another executor's pass holds the shared memory now
         released = self._released
         if released is None:  # read-only zero views, made once
             released = self._released = [
