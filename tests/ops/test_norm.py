@@ -296,3 +296,26 @@ def test_fix_gamma_backward_writes_one_into_gamma(ctx):
     outs, saved = op.forward(op_ctx, params, [data, gamma, beta], aux)
     op.backward(op_ctx, params, saved, [xp.ones_like(outs[0])], [True, True, True])
     np.testing.assert_array_equal(ctx.backend.to_host(gamma), np.ones(3, dtype=np.float32))
+
+
+def test_affine_gradients_of_a_large_batch_keep_their_digits(ctx):
+    # MXNet's test_layer_norm: 4096 rows of float32 against a float64 reference at 1e-4
+    rng = np.random.default_rng(7)
+    data = rng.normal(size=(4096, 512)).astype(np.float32)
+    gamma, beta = rng.normal(size=512).astype(np.float32), rng.normal(size=512).astype(np.float32)
+    head = rng.normal(size=(4096, 512)).astype(np.float32)
+    op = opdef("LayerNorm")
+    params = op.parse({"axis": "-1", "eps": "0.001"})
+    run = OpContext(True, ctx.backend, ctx.device_id)
+    arrays = [ctx.backend.asarray(a, "float32", ctx.device_id) for a in (data, gamma, beta)]
+    _, saved = op.forward(run, params, arrays, [])
+    head_on = ctx.backend.asarray(head, "float32", ctx.device_id)
+    _, gamma_grad, beta_grad = op.backward(run, params, saved, [head_on], [False, True, True])
+    x = data.astype(np.float64)
+    xhat = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-3)
+    np.testing.assert_allclose(
+        ctx.backend.to_host(gamma_grad), (head * xhat).sum(0), atol=1e-4, rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        ctx.backend.to_host(beta_grad), head.astype(np.float64).sum(0), atol=1e-4, rtol=1e-5
+    )
