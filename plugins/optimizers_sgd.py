@@ -61,7 +61,6 @@ class SGD(Optimizer):
         else:
             sgd_step(weight._data, grad._data, mom, lr, wd, momentum, self.rescale_grad)
 
-
     def update_many(self, indices, weights, grads, states):
         """All weights of a step in one call: counts and rates once, then one kernel each."""
         plain = type(self).update is SGD.update and not _clipping(self)
