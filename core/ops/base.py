@@ -134,11 +134,16 @@ def elementwise_shape(params, in_shapes, out_shapes, aux_shapes):
     return [shape] * len(in_shapes), [shape] * len(out_shapes), aux_shapes
 
 
-def forward_only_shape(compute):
-    """An ``infer_shape`` from ``compute(params, in_shapes) -> out_shapes`` (all inputs known)."""
+def forward_only_shape(compute, partial=False):
+    """An ``infer_shape`` from ``compute(params, in_shapes) -> out_shapes`` (all inputs known).
+
+    With ``partial``, ``compute`` runs as soon as every input has a shape, even
+    one with unknown (0) dimensions, which it then carries to the outputs.
+    """
 
     def infer(params, in_shapes, out_shapes, aux_shapes):
-        if all(known(s) for s in in_shapes):
+        given = (s is not None for s in in_shapes) if partial else (known(s) for s in in_shapes)
+        if all(given):
             computed = compute(params, [tuple(s) for s in in_shapes])
             out_shapes = [
                 merge_shape(c, o, "output") for c, o in zip(computed, out_shapes, strict=True)

@@ -9,7 +9,7 @@ import math
 
 import attrs
 
-from .base import OpDef, merge_shape, mismatch
+from .base import OpDef, forward_only_shape, merge_shape, mismatch
 from .params import param
 from .reduce import accumulation_dtype
 
@@ -74,11 +74,12 @@ def _slice_like_shape(p, data, like):
     return tuple(out)
 
 
-def _slice_like_infer(p, in_shapes, out_shapes, aux_shapes):
-    data, like = in_shapes
-    if data is not None and like is not None:
-        out_shapes = [merge_shape(_slice_like_shape(p, data, like), out_shapes[0])]
-    return in_shapes, out_shapes, aux_shapes
+def _inferred_from(shape_of):
+    """The infer_shape of a one-output op whose shape is ``shape_of(p, *input shapes)``."""
+    return forward_only_shape(lambda p, shapes: [shape_of(p, *shapes)], partial=True)
+
+
+_slice_like_infer = _inferred_from(_slice_like_shape)
 
 
 def _slice_like_forward(ctx, p, inputs, aux):
@@ -135,11 +136,7 @@ def _reshape_like_shape(p, lhs, rhs):
     return out
 
 
-def _reshape_like_infer(p, in_shapes, out_shapes, aux_shapes):
-    lhs, rhs = in_shapes
-    if lhs is not None and rhs is not None:
-        out_shapes = [merge_shape(_reshape_like_shape(p, lhs, rhs), out_shapes[0])]
-    return in_shapes, out_shapes, aux_shapes
+_reshape_like_infer = _inferred_from(_reshape_like_shape)
 
 
 def _reshape_like_forward(ctx, p, inputs, aux):
@@ -190,11 +187,7 @@ def _broadcast_like_shape(p, lhs, rhs):
     return tuple(out)
 
 
-def _broadcast_like_infer(p, in_shapes, out_shapes, aux_shapes):
-    lhs, rhs = in_shapes
-    if lhs is not None and rhs is not None:
-        out_shapes = [merge_shape(_broadcast_like_shape(p, lhs, rhs), out_shapes[0])]
-    return in_shapes, out_shapes, aux_shapes
+_broadcast_like_infer = _inferred_from(_broadcast_like_shape)
 
 
 def _broadcast_like_forward(ctx, p, inputs, aux):
@@ -246,10 +239,7 @@ def _diag_shape(p, data):
     return (*rest, max(0, min(n1, n2)))
 
 
-def _diag_infer(p, in_shapes, out_shapes, aux_shapes):
-    if in_shapes[0] is not None:
-        out_shapes = [merge_shape(_diag_shape(p, in_shapes[0]), out_shapes[0])]
-    return in_shapes, out_shapes, aux_shapes
+_diag_infer = _inferred_from(_diag_shape)
 
 
 def _diag_forward(ctx, p, inputs, aux):
