@@ -12,7 +12,7 @@ import attrs
 from .base import OpDef, merge_shape, mismatch, same_type
 from .params import param, positive
 
-__all__ = ["OPS", "broadcast_shape", "reduce_to_shape"]
+__all__ = ["OPS", "broadcast_shape", "float_only", "reduce_to_shape"]
 
 _OPERANDS = ("lhs", "rhs")
 
@@ -64,7 +64,7 @@ def _no_gradient(xp, g, a, b, y):
     return xp.zeros_like(g)
 
 
-def _float_only(xp, operand, g, grad):
+def float_only(xp, operand, g, grad):
     """``grad``, or zeros for integer operands: MXNet's mod has no integer gradient."""
     return grad if operand.dtype.kind == "f" else xp.zeros_like(g)
 
@@ -85,8 +85,8 @@ _RULES.update(
         # modulo takes the sign of the divisor, as Python's % and MXNet's mod do
         "mod": (
             lambda xp, a, b: xp.mod(a, b),
-            lambda xp, g, a, b, y: _float_only(xp, a, g, g),
-            lambda xp, g, a, b, y: _float_only(xp, a, g, -g * xp.floor(a / b)),
+            lambda xp, g, a, b, y: float_only(xp, a, g, g),
+            lambda xp, g, a, b, y: float_only(xp, a, g, -g * xp.floor(a / b)),
         ),
     }
 )

@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 
 from .base import OpDef, elementwise_shape
+from .binary import float_only
 from .params import param
 
 __all__ = ["OPS", "scalar_operands"]
@@ -76,13 +77,6 @@ def _log_of(s):
 
 def _passed(xp, g, x, y, s):
     return g.copy()  # a fresh array: callers may accumulate into gradients in place
-
-
-def _float_only(gradient):
-    def only_for_floats(xp, g, x, y, s):
-        return gradient(xp, g, x, y, s) if x.dtype.kind == "f" else xp.zeros_like(g)
-
-    return only_for_floats
 
 
 # name -> (aliases, forward f(xp, x, s), gradient g(xp, head_grad, x, out, s))
@@ -152,11 +146,15 @@ _TABLE.update(
         "_lesser_scalar": (("_LesserScalar",), lambda xp, x, s: x < s, _zero_gradient),
         "_lesser_equal_scalar": (("_LesserEqualScalar",), lambda xp, x, s: x <= s, _zero_gradient),
         # MXNet's mod has no gradient for integer operands
-        "_mod_scalar": (("_ModScalar",), lambda xp, x, s: xp.mod(x, s), _float_only(_passed)),
+        "_mod_scalar": (
+            ("_ModScalar",),
+            lambda xp, x, s: xp.mod(x, s),
+            lambda xp, g, x, y, s: float_only(xp, x, g, _passed(xp, g, x, y, s)),
+        ),
         "_rmod_scalar": (
             ("_RModScalar",),
             lambda xp, x, s: xp.mod(s, x),
-            _float_only(lambda xp, g, x, y, s: -g * xp.floor(s / x)),
+            lambda xp, g, x, y, s: float_only(xp, x, g, -g * xp.floor(s / x)),
         ),
     }
 )
