@@ -15,8 +15,16 @@ import os
 import numpy as np
 
 from rebind.hookspecs import hookimpl
+from rebind.ndarray import NDArray
 from rebind.optimizer import Optimizer
-from rebind.optimizer.rules import lars_rate, nag_step, sgd_step, signsgd_step, signum_step
+from rebind.optimizer.rules import (
+    lars_rate,
+    nag_step,
+    sgd_step,
+    sgd_steps,
+    signsgd_step,
+    signum_step,
+)
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "DCASGD", "SGLD"]
 
@@ -68,13 +76,18 @@ class SGD(Optimizer):
             super().update_many(indices, weights, grads, states)
             return
         for weight, grad in zip(weights, grads, strict=True):
-            self._check_arrays(type(self).__name__, weight, grad)
+            if type(weight) is not NDArray or type(grad) is not NDArray:
+                self._check_arrays(type(self).__name__, weight, grad)
         self._update_count(indices)
-        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
-        momentum = max(self.momentum, 0.0)
-        for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds, strict=True):
-            mom = None if state is None else state._data
-            sgd_step(weight._data, grad._data, mom, lr, wd, momentum, self.rescale_grad)
+        sgd_steps(
+            [w._data for w in weights],
+            [g._data for g in grads],
+            [None if s is None else s._data for s in states],
+            self._get_lrs(indices),
+            self._get_wds(indices),
+            max(self.momentum, 0.0),
+            self.rescale_grad,
+        )
 
 
 class ccSGD(SGD):  # noqa: N801 (MXNet's name)

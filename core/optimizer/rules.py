@@ -19,6 +19,7 @@ __all__ = [
     "clipped_gradient",
     "decayed_gradient",
     "sgd_step",
+    "sgd_steps",
     "nag_step",
     "signsgd_step",
     "signum_step",
@@ -88,6 +89,34 @@ def sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
         mom -= decay * weight
     mom -= rate * grad
     weight += mom
+
+
+def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
+    """``sgd_step`` for several weights (backend arrays), with the per-call work done once.
+
+    The same float operations per weight as ``sgd_step``, so the same bits. A
+    weight that fits one piece is updated through a scratch view of its shape,
+    without the piece loop; larger ones and non-NumPy arrays go through
+    ``sgd_step``.
+    """
+    for weight, grad, mom, lr, wd in zip(weights, grads, moms, lrs, wds, strict=True):
+        kind = weight.dtype.type
+        if weight.size > _PIECE or not _fits_pieces(weight, grad, mom):
+            sgd_step(weight, grad, mom, lr, wd, momentum, rescale)
+            continue
+        lr = kind(lr)
+        decay, rate = lr * kind(wd), lr * kind(rescale)
+        product = _scratch(weight.dtype, weight.size).reshape(weight.shape)
+        if mom is None:
+            if decay:
+                weight *= kind(1) - decay
+            weight -= np.multiply(grad, rate, out=product)
+            continue
+        mom *= kind(momentum)
+        if decay:
+            mom -= np.multiply(weight, decay, out=product)
+        mom -= np.multiply(grad, rate, out=product)
+        weight += mom
 
 
 def _fits_pieces(weight, grad, mom):
