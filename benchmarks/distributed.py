@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +29,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _common  # noqa: E402
+
+from rebind.plugins.mpi_comm import find_mpiexec, launcher_environment  # noqa: E402
 
 MODEL = "mlp"
 BATCH = _common.MODELS[MODEL][0]
@@ -86,8 +87,7 @@ def cpus():
 
 
 def mpiexec():
-    beside = Path(sys.executable).parent / "mpiexec"
-    found = str(beside) if beside.exists() else shutil.which("mpiexec")
+    found = find_mpiexec()
     if found is None:
         sys.exit("no mpiexec found: pip install 'rebind[mpi]'")
     return found
@@ -96,7 +96,7 @@ def mpiexec():
 def run_job(workers, steps, warmup, threads):
     command = [mpiexec(), "-n", str(workers), sys.executable, "-m", "mpi4py", __file__]
     command += ["--worker", "--steps", str(steps), "--warmup", str(warmup)]
-    env = dict(os.environ, REBIND_BENCH_THREADS=str(threads))
+    env = launcher_environment(command[0], dict(os.environ, REBIND_BENCH_THREADS=str(threads)))
     shown = f"REBIND_BENCH_THREADS={threads} " + " ".join(
         Path(part).name if i == 0 else part for i, part in enumerate(command)
     )

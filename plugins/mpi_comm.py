@@ -17,14 +17,25 @@ MPICH from PyPI.
 
 import atexit
 import os
+import shutil
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from rebind.errors import RebindError
 
-__all__ = ["DistributedError", "MPIUnavailableError", "TimedComm", "load_mpi", "read_timeout"]
+__all__ = [
+    "DistributedError",
+    "MPIUnavailableError",
+    "TimedComm",
+    "find_mpiexec",
+    "launcher_environment",
+    "load_mpi",
+    "read_timeout",
+]
 
 TIMEOUT_VARIABLE = "REBIND_MPI_TIMEOUT"
 DEFAULT_TIMEOUT = 60.0
@@ -49,6 +60,43 @@ class DistributedError(RebindError, RuntimeError):
 
 class MPIUnavailableError(RebindError, ImportError):
     """mpi4py (or the MPI library it loads) is not installed."""
+
+
+def find_mpiexec():
+    """``mpiexec`` beside this interpreter (the ``mpi`` extra's MPICH puts it there), else PATH's.
+
+    The launcher beside the interpreter belongs to the MPI library mpi4py was
+    installed with; the one on PATH may be another implementation. None when
+    there is neither.
+    """
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+def launcher_environment(mpiexec, environment):
+    """``environment`` plus what ``mpiexec`` needs to start jobs here.
+
+    Open MPI's launcher refuses to run as root unless both
+    ``OMPI_ALLOW_RUN_AS_ROOT`` and ``OMPI_ALLOW_RUN_AS_ROOT_CONFIRM`` are 1
+    (containers often run as root); those are set for it when running as
+    root and not set already. MPICH's launcher needs nothing.
+    """
+    environment = dict(environment)
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and _is_open_mpi(mpiexec):
+        environment.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        environment.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return environment
+
+
+def _is_open_mpi(mpiexec):
+    try:
+        version = subprocess.run(
+            [mpiexec, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    text = version.stdout + version.stderr
+    return "Open MPI" in text or "OpenRTE" in text
 
 
 def load_mpi(owner):

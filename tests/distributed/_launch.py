@@ -2,7 +2,6 @@
 
 import importlib.util
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -11,14 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from rebind.plugins.mpi_comm import find_mpiexec, launcher_environment
+
 WORKERS = Path(__file__).parent / "workers"
 REPOSITORY = Path(__file__).resolve().parents[2]
-
-
-def find_mpiexec():
-    """``mpiexec`` beside this interpreter (pip's mpich puts it there), else on PATH."""
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
 
 
 def skip_reason():
@@ -40,12 +35,14 @@ def launch(workers, script, *args, timeout=60, abort_on_error=True, env=None):
     aborts the whole job on an uncaught exception. The test fails (instead of
     hanging) if the job outlives ``timeout`` seconds.
     """
-    command = [find_mpiexec(), "-n", str(workers), sys.executable]
+    launcher = find_mpiexec()
+    command = [launcher, "-n", str(workers), sys.executable]
     if abort_on_error:
         command += ["-m", "mpi4py"]
     command += [str(WORKERS / script), *map(str, args)]
     environment = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     environment.update(env or {})
+    environment = launcher_environment(launcher, environment)
     started = time.monotonic()
     # a session of its own, so a job that overruns is killed with all its processes
     process = subprocess.Popen(

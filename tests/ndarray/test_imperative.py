@@ -36,7 +36,9 @@ def test_golden_case_through_imperative_call(case_id, ctx):
         for n in case["aux_states"]
     ]
     function = getattr(mx.nd, case["op"])
-    result = function(*inputs, *aux, **case["attrs"])
+    # an op without inputs (arange, ones, full) creates on the current context
+    with ctx:
+        result = function(*inputs, *aux, **case["attrs"])
     outputs = result if isinstance(result, list) else [result]
     for i in range(len(case["out_shapes"])):
         expected = data.get(f"out_infer.{i}", data.get(f"out.{i}"))
@@ -130,3 +132,26 @@ def test_out_gives_creators_their_shape(ctx):
     result = mx.nd._internal._set_value(src=2.5, out=target)
     assert result is target
     np.testing.assert_array_equal(target.asnumpy(), np.full((2, 3), 2.5, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("call", "values"),
+    [
+        (lambda ctx: mx.nd.arange(1, 7, 2, ctx=ctx), [1, 3, 5]),
+        (lambda ctx: mx.nd._arange(start=0, stop=3, repeat=2, ctx=ctx), [0, 0, 1, 1, 2, 2]),
+        (lambda ctx: mx.nd.full((3,), 2.5, ctx=ctx), [2.5, 2.5, 2.5]),
+        (lambda ctx: mx.nd._full(shape=(2,), value=4, ctx=ctx), [4, 4]),
+        (lambda ctx: mx.nd.ones((2,), ctx=ctx), [1, 1]),
+        (lambda ctx: mx.nd._zeros(shape=(2,), ctx=ctx), [0, 0]),
+        (lambda ctx: mx.nd.linspace(0, 1, 3, ctx=ctx), [0, 0.5, 1]),
+    ],
+    ids=["arange", "_arange", "full", "_full", "ones", "_zeros", "linspace"],
+)
+def test_creation_ops_create_on_the_context_given(call, values, ctx):
+    other = mx.cpu(1) if ctx.device_type == "cpu" else mx.cpu(0)
+    with other:  # the current context must not win over ctx=
+        made = call(ctx)
+    assert made.context == ctx
+    np.testing.assert_array_equal(made.asnumpy(), np.array(values, dtype=made.dtype))
+    with ctx:  # and without ctx=, the current context is used
+        assert mx.nd.ones((1,)).context == ctx
