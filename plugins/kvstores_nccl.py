@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from rebind.context import Context
+from rebind.context import Context, cpu
 from rebind.errors import BackendUnavailableError, ContextMismatchError
 from rebind.hookspecs import hookimpl
 
@@ -72,14 +72,51 @@ class NCCLKVStore(DistSyncKVStore):
         self._cupy, self._nccl = load_nccl()
         super().__init__(name, on_device=True)
         self._context = None  # the GPU of the first init: every sum and update runs there
+        self._pending = []  # (host value, what) given to init before any GPU was seen
         self._communicator = None
         self._failure = None
 
     def _home_context(self, value):
+        if self._context is None and value.context.device_type != "gpu":
+            return cpu(0)  # a host value waits there until a GPU is named (see _settle)
         return self._gpu(value.context)
 
     def _reduce_context(self, values):
         return self._gpu(values[0].context)
+
+    # -- host values given to init ------------------------------------------------------
+    # Module.fit initializes the store with its host copies of the parameters, as
+    # MXNet's does; MXNet's nccl store takes them. Before any GPU array is seen they
+    # are kept on the host, and the first push or pull that names a GPU moves every
+    # one there and broadcasts rank 0's values, in init order on every rank.
+
+    def _copy_from_root(self, array, what):
+        if array.context.device_type != "gpu":
+            self._pending.append((array, what))
+            return
+        self._broadcast(array, what)
+
+    def _settle(self, arrays):
+        gpu = next((a.context for a in arrays if a.context.device_type == "gpu"), None)
+        if not self._pending or gpu is None:
+            return
+        self._gpu(gpu)
+        moved = {}
+        for name, stored in list(self._store.items()):
+            if stored.context.device_type != "gpu":
+                moved[id(stored)] = self._store[name] = stored.copyto(self._context)
+        pending, self._pending = self._pending, []
+        for array, what in pending:
+            on_gpu = moved.get(id(array))
+            self._broadcast(array.copyto(self._context) if on_gpu is None else on_gpu, what)
+
+    def push(self, key, value, priority=0):
+        self._settle(_flat(value))
+        super().push(key, value, priority)
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        self._settle(_flat(out))
+        super().pull(key, out, priority, ignore_sparse)
 
     def _gpu(self, context):
         if self._context is None:
@@ -106,7 +143,7 @@ class NCCLKVStore(DistSyncKVStore):
             what,
         )
 
-    def _copy_from_root(self, array, what):
+    def _broadcast(self, array, what):
         data = array.data
         self._run(
             lambda comm, stream: comm.bcast(
@@ -178,6 +215,15 @@ class NCCLKVStore(DistSyncKVStore):
             f"communicator was aborted. Set {TIMEOUT_VARIABLE} (seconds, 0 = wait forever) if "
             "a step may legitimately take longer"
         )
+
+
+def _flat(values):
+    """The NDArrays in a push's values or a pull's targets (nested lists flattened)."""
+    if values is None:
+        return []
+    if isinstance(values, (list, tuple)):
+        return [a for v in values for a in _flat(v)]
+    return [values]
 
 
 @hookimpl

@@ -73,10 +73,14 @@ def test_fit_learns_a_separable_problem(ctx):
         initializer=mx.init.Xavier(),
         optimizer_params={"learning_rate": 0.5},
     )
+    # Margins that hold for any random stream, not for one seed's draw: over seeds 0-11
+    # (initializer and shuffle) the 300 training points end at 0.987-0.997 and the
+    # 112 held-out points at 0.911-0.973 (one point is 0.009); chance is about 0.4.
+    # The GPU's streams differ from NumPy's, so a floor fitted to one draw fails there.
     ((name, accuracy),) = mod.score(evaluation, "acc")
-    assert name == "accuracy" and accuracy >= 0.95
+    assert name == "accuracy" and accuracy >= 0.85
     ((_, train_accuracy),) = mod.score(train, mx.metric.Accuracy())
-    assert train_accuracy >= 0.95
+    assert train_accuracy >= 0.97
 
 
 def test_predict_returns_one_row_per_example(ctx):
