@@ -39,14 +39,26 @@ def to_index(xp, indices, size, mode):
 
 
 def scatter_add(xp, target, rows, values):
-    """``target[rows[i]] += values[i]``, repeated rows accumulating (numpy.add.at)."""
-    adder = getattr(xp.add, "at", None)
-    if adder is not None:  # NumPy, and CuPy since ufunc.at exists there
-        adder(target, rows, values)
-    else:
-        import cupyx  # older CuPy: the same operation under another name
+    """``target[rows[i]] += values[i]``, repeated rows accumulating (numpy.add.at).
 
-        cupyx.scatter_add(target, rows, values)
+    ``rows`` is an integer array indexing the first axis, or a tuple of them
+    indexing the leading axes. On NumPy it is ``numpy.add.at``; on CuPy the
+    GPU backend's ``ordered_scatter_add``, which adds each row's values in the
+    same order, so gradients match NumPy's bit for bit and do not change from
+    run to run (CuPy's own ``add.at`` adds with atomics, in any order).
+    """
+    if xp is numpy:
+        numpy.add.at(target, rows, values)
+        return
+    from rebind.backends.cupy_kernels import ordered_scatter_add
+
+    if isinstance(rows, tuple):  # leading axes: one flat row index over them
+        lead = target.shape[: len(rows)]
+        flat = target.reshape(math.prod(lead), *target.shape[len(rows) :])
+        rows = xp.ravel_multi_index(xp.broadcast_arrays(*rows), lead)
+        ordered_scatter_add(xp, flat, rows, values)
+        return
+    ordered_scatter_add(xp, target, rows, values)
 
 
 def _accumulator_dtype(dtype):
