@@ -15,7 +15,9 @@ from rebind.hookspecs import hookimpl
 
 __all__ = ["CupyBackend"]
 
-INSTALL_HINT = "pip install 'rebind[gpu]' (CuPy for CUDA 12)"
+INSTALL_HINT = (
+    "pip install 'rebind[gpu]' (CuPy for CUDA 12) or 'rebind[gpu-cuda13]' (CuPy for CUDA 13)"
+)
 
 
 @attrs.define(eq=False)
