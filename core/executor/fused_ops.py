@@ -143,11 +143,12 @@ def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):
     xp, (prob, label) = ctx.xp, softmax_saved
     rows = xp.arange(prob.shape[0])
     classes = label.reshape(-1).astype(np.int64)[: prob.shape[0]]
-    inside = (classes >= 0) & (classes < prob.shape[1])  # out of range: no one-hot entry
-    if not bool(inside.all()):
-        rows, classes = rows[inside], classes[inside]
+    # a label out of range has no one-hot entry: its row subtracts 0 from column 0,
+    # which changes nothing, and nothing waits to learn whether any label is such
+    inside = (classes >= 0) & (classes < prob.shape[1])
+    classes = xp.where(inside, classes, 0)
     kept = prob[rows, classes]
-    prob[rows, classes] -= 1
+    prob[rows, classes] -= inside.astype(prob.dtype)
     try:
         grads = p.fc_op.backward(ctx, p.fc_params, fc_saved, [prob], need_grad[:-1])
     finally:

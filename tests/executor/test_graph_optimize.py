@@ -454,3 +454,29 @@ def test_softmax_variants_with_other_gradients_are_not_fused(ctx, monkeypatch, p
     symbol = _classifier(name="softmax", **params)
     optimized = _compare(symbol, ctx, monkeypatch, integer_inputs={"softmax_label": 5}, data=(6, 4))
     assert _fused_softmaxes(optimized) == []
+
+
+def test_fused_softmax_output_with_labels_out_of_range(ctx, monkeypatch):
+    """A label outside [0, classes) has no one-hot entry, fused or not; the output is kept."""
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    symbol = mx.sym.SoftmaxOutput(net, mx.sym.Variable("softmax_label"), name="softmax")
+    runs = []
+    for optimized in (False, True):
+        executor = _bind(symbol, ctx, monkeypatch, optimized, data=(5, 3))
+        _fill(executor)
+        executor.arg_dict["softmax_label"][:] = np.array([1, -1, 4, 3, 7], np.float32)
+        runs.append((executor, _run(executor)))
+    (_, (plain_out, plain_grads)), (fused, (out, grads)) = runs
+    assert _fused_softmaxes(fused) == ["fc+softmax"]
+    np.testing.assert_array_equal(out[0], plain_out[0])
+    for name in ("fc_weight", "fc_bias", "data"):
+        _assert_close(grads[name], plain_grads[name], f"gradient of {name}")
+    # the rows with labels -1, 4 and 7 back-propagate the softmax itself
+    prob = plain_out[0]
+    onehot = np.zeros_like(prob)
+    onehot[[0, 3], [1, 3]] = 1
+    expected_bias = (prob - onehot).sum(axis=0)
+    _assert_close(grads["fc_bias"], expected_bias, "bias gradient")
+    # backward gave the output back its exact values
+    np.testing.assert_array_equal(fused.outputs[0].asnumpy(), out[0])
