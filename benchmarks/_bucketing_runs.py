@@ -52,11 +52,10 @@ class BucketingTrainer:
         )
 
     def epoch(self, with_loss=True):
-        """forward(is_train=True), backward, update on every batch; the last batch's loss."""
+        """forward_backward and update on every batch (fit's step); the last batch's loss."""
         module = self.module
         for batch in self.batches:
-            module.forward(batch, is_train=True)
-            module.backward()
+            module.forward_backward(batch)
             module.update()
         self.mx.nd.waitall()
         if not with_loss:  # (reading the output back copies it: not for memory runs)

@@ -1,5 +1,8 @@
 """Executor: a symbol bound to arrays, running its plan forward and backward."""
 
+import contextlib
+import threading
+
 from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
@@ -8,7 +11,7 @@ from .memory import memory_report
 from .reshaping import plain_plan, reshape_executor
 from .transfer import move_data, to_context
 
-__all__ = ["Executor"]
+__all__ = ["Executor", "single_backward"]
 
 GRAD_REQS = ("write", "add", "null")
 
@@ -138,17 +141,32 @@ class Executor:
         if self._saved is None:
             raise RuntimeError(
                 "backward() needs a forward pass of this executor first (forward(is_train=True));"
-                " an executor sharing memory with it (shared_exec) may have run forward since"
+                " forward_backward() frees what forward kept, and an executor sharing memory "
+                "with it (shared_exec) may have run forward since"
             )
         grads = self._head_grads(out_grads)
         plan = self._plan
         profiling = PROFILER.symbolic
+        # Inside single_backward() (Module.forward_backward, and so fit), what forward
+        # kept is dropped step by step as backward passes it, so the gradients being
+        # made reuse its memory, as MXNet's planner gives those buffers to the
+        # gradients. A second backward then needs a new forward: it raises instead of
+        # reading values that no longer hold. Elsewhere backward may run again.
+        saved = self._saved
+        release = getattr(_SINGLE, "active", False)
+        if release:
+            self._saved, self._replayable = None, False
+        sums = set()  # ids of gradient sums made here, which later terms are added into
         for position in range(len(plan.steps) - 1, -1, -1):
             step = plan.steps[position]
             if not step.runs_backward:
                 continue
-            state, out_meta = self._saved[position]
+            state, out_meta = saved[position]
+            if release:
+                saved[position] = None
             incoming = [grads.pop(s, None) for s in step.outputs]
+            for g in incoming:
+                sums.discard(id(g))
             if any(g is None for g in incoming):
                 if not step.op.is_loss and not step.aux and all(g is None for g in incoming):
                     continue
@@ -178,8 +196,7 @@ class Executor:
                     in_grads[k] = move_data(in_grads[k], step.context, source)
             for slot, grad, needed in zip(step.inputs, in_grads, step.need_grad, strict=True):
                 if needed and grad is not None:
-                    previous = grads.get(slot)
-                    grads[slot] = grad if previous is None else previous + grad
+                    _accumulate(grads, sums, slot, grad)
         self._store_gradients(grads)
 
     def _head_grads(self, out_grads):
@@ -363,6 +380,41 @@ class Executor:
 
     def __repr__(self):
         return f"<Executor {self._symbol!r} @{self._ctx}>"
+
+
+def _accumulate(grads, sums, slot, grad):
+    """Add ``grad`` into the gradient of ``slot``: in place into a sum made here before.
+
+    Kernels' gradients may be views of other arrays, so the first sum is a new
+    array; later terms are added into it (the same additions, in the same order).
+    """
+    previous = grads.get(slot)
+    if previous is None:
+        grads[slot] = grad
+    elif id(previous) in sums and previous.shape == grad.shape and previous.dtype == grad.dtype:
+        previous += grad
+    else:
+        total = grads[slot] = previous + grad
+        sums.add(id(total))
+
+
+_SINGLE = threading.local()
+
+
+@contextlib.contextmanager
+def single_backward():
+    """Within it, the caller runs one backward per forward: backward frees as it goes.
+
+    ``Module.forward_backward`` (and so ``fit``) runs its backward inside: each
+    step's saved forward values are dropped once that step's backward has run,
+    lowering the peak memory of a training step by what forward kept.
+    """
+    previous = getattr(_SINGLE, "active", False)
+    _SINGLE.active = True
+    try:
+        yield
+    finally:
+        _SINGLE.active = previous
 
 
 def _loss_heads(plan):

@@ -21,6 +21,7 @@ from .. import initializer as init
 from .. import metric as metric_mod
 from .. import model
 from .. import ndarray as nd
+from ..executor.executor import single_backward
 from ..io import DataBatch, DataIter
 from .batch_fields import (
     batch_labels,
@@ -91,9 +92,14 @@ class BaseModule:
 
     # -- high-level API -----------------------------------------------------------------
     def forward_backward(self, data_batch):
-        """``forward(data_batch, is_train=True)`` then ``backward()``."""
+        """``forward(data_batch, is_train=True)`` then ``backward()``.
+
+        The backward frees what the forward kept as it goes (its memory goes to
+        the gradients), so a further ``backward()`` needs another ``forward``.
+        """
         self.forward(data_batch, is_train=True)
-        self.backward()
+        with single_backward():
+            self.backward()
 
     def score(
         self,
