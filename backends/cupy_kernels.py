@@ -9,10 +9,17 @@ stably (CuPy's argsort is stable), and one thread per (row, column) adds its
 row's values in that order: the same sum as NumPy's, bit for bit, every run,
 with no host synchronisation.
 
+``sgd_step`` and ``adam_step``: the update rules of ``rebind.optimizer.rules``
+as one fused kernel each, reading and writing every array once, where CuPy's
+operations would make several passes and temporaries (SGD with momentum: 4
+kernels and 2 temporaries). The operations are the rules', in their order; the
+GPU compiler may contract a product and a sum into one fused multiply-add, so
+results can differ from the CPU's in the last bit.
+
 Kernels are compiled on first use; importing this module does not import CuPy.
 """
 
-__all__ = ["ordered_scatter_add"]
+__all__ = ["adam_step", "is_cupy_array", "ordered_scatter_add", "sgd_step"]
 
 _KERNELS = {}
 
@@ -63,3 +70,74 @@ def ordered_scatter_add(cupy, target, rows, values):
     order = cupy.argsort(rows).astype(cupy.int64, copy=False)
     sorted_rows = rows[order]
     _segment_add(cupy)(values, order, sorted_rows, n, width, target, size=n * width)
+
+
+def is_cupy_array(array):
+    """Whether ``array`` is a CuPy array (checked without importing CuPy)."""
+    return type(array).__module__.startswith("cupy")
+
+
+def _kernel(cupy, name, in_params, out_params, body):
+    kernel = _KERNELS.get(name)
+    if kernel is None:
+        kernel = _KERNELS[name] = cupy.ElementwiseKernel(in_params, out_params, body, name)
+    return kernel
+
+
+_SGD_MOMENTUM_BODY = """
+    T step = mom * momentum;
+    if (decay != T(0)) {
+        step = step - decay * weight;
+    }
+    step = step - rate * grad;
+    mom = step;
+    weight = weight + step;
+"""
+
+_SGD_BODY = """
+    T w = weight;
+    if (decay != T(0)) {
+        w = w * (T(1) - decay);
+    }
+    weight = w - rate * grad;
+"""
+
+
+def sgd_step(cupy, weight, grad, mom, decay, rate, momentum):
+    """``rules.sgd_step`` in one kernel; scalars already in the weight's dtype."""
+    if mom is None:
+        kernel = _kernel(cupy, "rebind_sgd", "T grad, T decay, T rate", "T weight", _SGD_BODY)
+        kernel(grad, decay, rate, weight)
+        return
+    kernel = _kernel(
+        cupy,
+        "rebind_sgd_momentum",
+        "T grad, T momentum, T decay, T rate",
+        "T weight, T mom",
+        _SGD_MOMENTUM_BODY,
+    )
+    kernel(grad, momentum, decay, rate, weight, mom)
+
+
+_ADAM_BODY = """
+    const T one = T(1);
+    T m = mean * beta1;
+    m = m + (one - beta1) * grad;
+    T v = var * beta2;
+    v = v + (one - beta2) * grad * grad;
+    mean = m;
+    var = v;
+    weight = weight - lr * m / (sqrt(v) + epsilon);
+"""
+
+
+def adam_step(cupy, weight, grad, mean, var, lr, beta1, beta2, epsilon):
+    """``rules.adam_step`` in one kernel; scalars already in the weight's dtype."""
+    kernel = _kernel(
+        cupy,
+        "rebind_adam",
+        "T grad, T lr, T beta1, T beta2, T epsilon",
+        "T weight, T mean, T var",
+        _ADAM_BODY,
+    )
+    kernel(grad, lr, beta1, beta2, epsilon, weight, mean, var)

@@ -79,6 +79,11 @@ def sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
     if _fits_pieces(weight, grad, mom):
         _numpy_sgd_step(weight, grad, mom, decay, rate, momentum)
         return
+    if _fused_gpu(weight, grad, mom):
+        from rebind.backends import cupy_kernels
+
+        cupy_kernels.sgd_step(_cupy(), weight, grad, mom, decay, rate, momentum)
+        return
     if mom is None:
         if decay:
             weight *= kind(1) - decay
@@ -117,6 +122,30 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
             mom -= np.multiply(weight, decay, out=product)
         mom -= np.multiply(grad, rate, out=product)
         weight += mom
+
+
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fused_gpu(weight, *others):
+    """Whether the arrays are CuPy float32/float64 arrays of one shape: one fused kernel.
+
+    Anything else (float16, a broadcast gradient, mixed dtypes) runs the array
+    operations.
+    """
+    if not type(weight).__module__.startswith("cupy") or weight.dtype not in _FUSED_DTYPES:
+        return False
+    return all(
+        a is None
+        or (type(a) is type(weight) and a.dtype == weight.dtype and a.shape == weight.shape)
+        for a in others
+    )
+
+
+def _cupy():
+    import cupy
+
+    return cupy
 
 
 def _fits_pieces(weight, grad, mom):
@@ -230,6 +259,11 @@ def adam_step(xp, weight, grad, mean, var, lr, beta1, beta2, epsilon):
     """
     kind = weight.dtype.type
     one, beta1, beta2, epsilon = kind(1), kind(beta1), kind(beta2), kind(epsilon)
+    if _fused_gpu(weight, grad, mean, var):
+        from rebind.backends import cupy_kernels
+
+        cupy_kernels.adam_step(xp, weight, grad, mean, var, kind(lr), beta1, beta2, epsilon)
+        return
     moving_average(mean, grad, beta1, one)
     moving_square_average(var, grad, beta2, one)
     weight -= lr * mean / (xp.sqrt(var) + epsilon)
