@@ -8,8 +8,11 @@ The built-in metrics (Accuracy, F1, MAE, ...) live in ``rebind.plugins.metrics_*
 and are found through the registry, exactly as a third-party metric is; they
 are still reachable as ``mx.metric.Accuracy`` and so on (see ``__getattr__``).
 
-Metrics compute on the host with NumPy, as MXNet's do: labels and predictions
-arrive as lists of NDArrays of any backend and are copied with ``asnumpy``.
+Metrics compute with MXNet's semantics: labels and predictions arrive as
+lists of NDArrays of any backend. Most copy them to the host with ``asnumpy``;
+Accuracy and Perplexity (fit's usual metrics) read them where they are, through
+``device_values``, and bring back one number per batch: on a GPU the batch's
+scores never cross to the host, on the CPU they are not copied.
 """
 
 import json
@@ -28,6 +31,7 @@ __all__ = [
     "asnumpy",
     "check_label_shapes",
     "create",
+    "device_values",
     "np",
     "register",
 ]
@@ -42,6 +46,22 @@ def asnumpy(array):
     if hasattr(array, "get") and type(array).__module__.startswith("cupy"):
         return array.get()
     return numpy.asarray(array)
+
+
+def device_values(label, pred):
+    """``(xp, label, pred)``: the arrays where the prediction lives, for metrics that read them.
+
+    When both are NDArrays, the prediction's backend array (no copy), the label
+    moved to its context (labels are small; a GPU's scores stay there) and that
+    backend's array module; otherwise NumPy arrays (``asnumpy``). The arrays
+    must not be written: they are the module's outputs and the batch.
+    """
+    pred_ctx, data = getattr(pred, "context", None), getattr(pred, "_data", None)
+    if pred_ctx is None or data is None or getattr(label, "context", None) is None:
+        return numpy, asnumpy(label), asnumpy(pred)
+    if label.context != pred_ctx:
+        label = label.as_in_context(pred_ctx)
+    return pred_ctx.backend.xp, label._data, data
 
 
 def _is_single_array(value):

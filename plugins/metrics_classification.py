@@ -9,7 +9,7 @@ import math
 import numpy
 
 from rebind.hookspecs import hookimpl
-from rebind.metric import EvalMetric, asnumpy, check_label_shapes
+from rebind.metric import EvalMetric, asnumpy, check_label_shapes, device_values
 
 __all__ = ["Accuracy", "TopKAccuracy", "Perplexity"]
 
@@ -39,15 +39,15 @@ class Accuracy(EvalMetric):
         """Count the correct predictions of each (label, prediction) pair."""
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds, strict=True):
-            pred = asnumpy(pred)
-            label = asnumpy(label)
+            # on the device of the outputs: one number comes back per batch
+            xp, label, pred = device_values(label, pred)
             if pred.shape != label.shape:
-                pred = numpy.argmax(pred, axis=self.axis)
+                pred = xp.argmax(pred, axis=self.axis)
             # indices are compared as int32, so float scores 2.7 and labels 2.0 both read 2
             pred = pred.astype(numpy.int32).ravel()
             label = label.astype(numpy.int32).ravel()
             check_label_shapes(label, pred)
-            correct = int(numpy.count_nonzero(pred == label))
+            correct = int(xp.count_nonzero(pred == label))
             self.sum_metric += correct
             self.global_sum_metric += correct
             self.num_inst += pred.size
@@ -140,7 +140,7 @@ class Perplexity(EvalMetric):
             raise ValueError(f"{self.name}: got {len(labels)} labels but {len(preds)} predictions")
         loss, count = 0.0, 0
         for label, pred in zip(labels, preds, strict=True):
-            pair_loss, pair_count = self._pair_loss(asnumpy(label), asnumpy(pred))
+            pair_loss, pair_count = self._pair_loss(*device_values(label, pred))
             loss += pair_loss
             count += pair_count
         self.sum_metric += loss
@@ -148,24 +148,24 @@ class Perplexity(EvalMetric):
         self.num_inst += count
         self.global_num_inst += count
 
-    def _pair_loss(self, label, pred):
+    def _pair_loss(self, xp, label, pred):
         classes = pred.shape[self.axis]
         if label.size * classes != pred.size:
             raise ValueError(
                 f"{self.name}: shape mismatch: label {label.shape} vs. prediction {pred.shape} "
                 f"(one label per row of {classes} class probabilities on axis {self.axis})"
             )
-        rows = numpy.moveaxis(pred, self.axis, -1).reshape(-1, classes)
+        rows = xp.moveaxis(pred, self.axis, -1).reshape(-1, classes)
         # MXNet's pick clips out-of-range indices to the nearest class
-        index = numpy.clip(label.reshape(-1).astype(numpy.int32), 0, classes - 1)
-        prob = rows[numpy.arange(rows.shape[0]), index]
+        index = xp.clip(label.reshape(-1).astype(numpy.int32), 0, classes - 1)
+        prob = rows[xp.arange(rows.shape[0]), index]
         count = prob.size
         if self.ignore_label is not None:
             ignored = label.reshape(-1) == self.ignore_label
-            prob = numpy.where(ignored, numpy.ones_like(prob), prob)
-            count -= int(numpy.count_nonzero(ignored))
-        floor = numpy.asarray(1e-10, dtype=prob.dtype)
-        return -float(numpy.sum(numpy.log(numpy.maximum(floor, prob)))), count
+            prob = xp.where(ignored, xp.ones_like(prob), prob)
+            count -= int(xp.count_nonzero(ignored))
+        floor = xp.asarray(1e-10, dtype=prob.dtype)
+        return -float(xp.sum(xp.log(xp.maximum(floor, prob)))), count
 
     def get(self):
         """``(name, exp(mean negative log-probability))`` since ``reset_local``."""

@@ -1,0 +1,43 @@
+"""Accuracy and Perplexity read predictions where they are (``mx.metric.device_values``)."""
+
+import numpy as np
+
+import rebind as mx
+from rebind.metric import device_values
+
+
+def _scores(ctx):
+    rng = np.random.default_rng(0)
+    scores = rng.random((12, 5)).astype(np.float32)
+    labels = rng.integers(0, 5, 12).astype(np.float32)
+    return scores, labels, mx.nd.array(scores, ctx=ctx), mx.nd.array(labels)
+
+
+def test_predictions_are_read_without_a_copy_and_labels_follow_them(ctx):
+    _, labels, pred, label = _scores(ctx)  # the label on cpu(0), as an iterator gives it
+    xp, label_values, pred_values = device_values(label, pred)
+    assert xp is ctx.backend.xp
+    assert pred_values is pred._data  # the output itself: nothing copied
+    assert ctx.backend.owns(label_values)
+    np.testing.assert_array_equal(ctx.backend.to_host(label_values), labels)
+
+
+def test_host_inputs_are_read_as_numpy():
+    xp, label, pred = device_values([1, 0], np.array([[0.2, 0.8], [0.9, 0.1]]))
+    assert xp is np and isinstance(label, np.ndarray) and isinstance(pred, np.ndarray)
+
+
+def test_accuracy_and_perplexity_agree_with_their_host_computation(ctx):
+    scores, labels, pred, label = _scores(ctx)
+    accuracy = mx.metric.Accuracy()
+    accuracy.update([label], [pred])
+    expected = np.mean(np.argmax(scores, axis=1) == labels.astype(np.int32))
+    assert accuracy.get()[1] == expected
+    perplexity = mx.metric.Perplexity(ignore_label=0)
+    probs = scores / scores.sum(axis=1, keepdims=True)
+    perplexity.update([label], [mx.nd.array(probs, ctx=ctx)])
+    kept = labels != 0
+    picked = probs[np.arange(12), labels.astype(np.int64)][kept]
+    np.testing.assert_allclose(
+        perplexity.get()[1], np.exp(-np.log(picked.astype(np.float64)).mean()), rtol=1e-5
+    )
