@@ -27,6 +27,7 @@ class CupyBackend(Backend):
     name: str = "cupy"
     device_type: str = "gpu"
     _module: object = attrs.field(default=None, init=False, repr=False)
+    _stagings: dict = attrs.field(factory=dict, init=False, repr=False)
     _import_error: object = attrs.field(default=None, init=False, repr=False)
 
     def _cupy(self):
@@ -68,10 +69,36 @@ class CupyBackend(Backend):
         with self.device(device_id):
             if isinstance(obj, self.xp.ndarray):
                 return obj.astype(dtype, copy=True)
-            return self.xp.asarray(np.array(obj, dtype=dtype))
+            # one host -> device copy: NumPy input is read where it is (np.asarray)
+            return self.xp.asarray(np.asarray(obj, dtype=dtype))
 
     def to_host(self, array):
         return self.xp.asnumpy(array)
+
+    def copy_from_host(self, target, host, device_id):
+        """Host -> device through a pinned staging buffer, without waiting for the copy.
+
+        A pageable host array is copied by the driver synchronously and slowly
+        (a batch of 16 MiB: 1.3 ms, against 0.3 ms from pinned memory). Here the
+        values are first written into one of two pinned buffers of the device,
+        then copied asynchronously on the current stream, which the kernels
+        reading ``target`` follow; a buffer is written again only after its
+        previous copy has completed. Small or non-contiguous targets are copied
+        directly.
+        """
+        host = np.asarray(host)
+        if host.dtype != target.dtype:
+            host = host.astype(target.dtype)
+        if host.nbytes < STAGING_MIN_BYTES or not target.flags.c_contiguous:
+            with self.device(device_id):
+                target[...] = self.xp.asarray(host)
+            return
+        with self.device(device_id):
+            staging = self._staging(device_id).take(self.xp, host.nbytes)
+            view = staging.buffer[: host.nbytes].view(target.dtype).reshape(target.shape)
+            np.copyto(view, host)
+            target.set(view)
+            staging.done.record()
 
     def owns(self, array):
         cupy = self._cupy()
@@ -96,6 +123,12 @@ class CupyBackend(Backend):
     def compute_capability(self, device_id):
         self.check_device(device_id)
         return int(self.device(device_id).compute_capability)
+
+    def _staging(self, device_id):
+        staging = self._stagings.get(device_id)
+        if staging is None:
+            staging = self._stagings[device_id] = _StagingBuffers()
+        return staging
 
     def _make_rng(self, seed, device_id):
         with self.device(device_id):
@@ -135,6 +168,43 @@ class CupyBackend(Backend):
         with self.device(device_id):
             values = self.rng(device_id).poisson(lam, size=shape)
             return values.astype(dtype, copy=False)
+
+
+# host arrays below this size are copied directly (staging costs more than it saves)
+STAGING_MIN_BYTES = 1 << 16
+
+
+class _Staging:
+    """One pinned host buffer and the event of the last copy out of it."""
+
+    def __init__(self, cupy, nbytes):
+        memory = cupy.cuda.alloc_pinned_memory(nbytes)
+        self.buffer = np.frombuffer(memory, dtype=np.uint8, count=nbytes)
+        self.memory = memory  # keeps the pinned allocation alive
+        self.done = cupy.cuda.Event(block=False, disable_timing=True)
+        self.done.record()
+
+
+class _StagingBuffers:
+    """Two pinned buffers per device, used in turn (one may still be copying)."""
+
+    def __init__(self):
+        self._pair, self._next = [None, None], 0
+
+    def take(self, cupy, nbytes):
+        index, self._next = self._next, 1 - self._next
+        staging = self._pair[index]
+        if staging is None or staging.buffer.nbytes < nbytes:
+            if staging is not None:
+                staging.done.synchronize()  # its copy may still read the old buffer
+            staging = self._pair[index] = _Staging(cupy, max(nbytes, 2 * _size(staging)))
+        else:
+            staging.done.synchronize()  # the buffer is written only after its last copy
+        return staging
+
+
+def _size(staging):
+    return 0 if staging is None else staging.buffer.nbytes
 
 
 @hookimpl

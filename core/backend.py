@@ -85,6 +85,14 @@ class Backend:
         """A NumPy array with the values of ``array`` (a copy where needed)."""
         return np.asarray(array)
 
+    def copy_from_host(self, target, host, device_id):
+        """Write the NumPy array ``host`` into this backend's array ``target`` (same shape).
+
+        Host backends copy directly; a device backend may stage the copy (see
+        the CuPy backend). ``host`` may be read only until this returns.
+        """
+        target[...] = host
+
     def owns(self, array):
         """Whether ``array`` is one of this backend's arrays."""
         return isinstance(array, self.xp.ndarray)

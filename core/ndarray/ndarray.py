@@ -129,7 +129,11 @@ class NDArray:
                 raise ShapeError(
                     f"copyto: source has shape {self.shape}, target has shape {other.shape}"
                 )
-            other._data[...] = _move(self, other._ctx)
+            if other._ctx == self._ctx or other._ctx.backend.owns(self._data):
+                other._data[...] = _move(self, other._ctx)
+            else:  # from another backend: through the host, staged by the target's backend
+                host = self._ctx.backend.to_host(self._data)
+                other._ctx.backend.copy_from_host(other._data, host, other._ctx.device_id)
             return other
         if isinstance(other, (Context, str)):
             ctx = Context(other)
@@ -350,7 +354,9 @@ def _move(array, ctx):
     target = ctx.backend
     if target.owns(array._data):
         return target.asarray(array._data, array._data.dtype, ctx.device_id)
-    return target.asarray(array.asnumpy(), array._data.dtype, ctx.device_id)
+    # through the host: the source backend's host view (no copy on the CPU), then one copy
+    host = array._ctx.backend.to_host(array._data)
+    return target.asarray(host, array._data.dtype, ctx.device_id)
 
 
 def _host_values(value):

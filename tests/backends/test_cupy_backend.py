@@ -100,3 +100,23 @@ def test_save_and_load_from_gpu(tmp_path):
     loaded = mx.nd.load(tmp_path / "g.params")["a"]
     assert loaded.context == mx.cpu(0)
     np.testing.assert_array_equal(loaded.asnumpy(), array.asnumpy())
+
+
+@pytest.mark.gpu
+def test_host_to_device_copies_stage_through_pinned_memory():
+    """Large copies go through the two pinned buffers in turn; every value lands."""
+    backend = _cupy_or_skip()
+    from rebind.backends.cupy_backend import STAGING_MIN_BYTES
+
+    rows = STAGING_MIN_BYTES // 4  # each (rows, 4) float32 array is 4 x the threshold
+    target = mx.nd.zeros((rows, 4), ctx=mx.gpu(0))
+    sources = [np.full((rows, 4), value, np.float32) for value in (1.0, 2.0, 3.0)]
+    for source in sources:  # three copies: the first buffer is reused for the third
+        mx.nd.array(source).copyto(target)
+        np.testing.assert_array_equal(target.asnumpy(), source)
+    wider = np.arange(rows * 8, dtype=np.float64).reshape(rows, 8)[:, ::2]  # strided, float64
+    mx.nd.array(wider, dtype="float64").copyto(target)
+    np.testing.assert_array_equal(target.asnumpy(), wider.astype(np.float32))
+    small = mx.nd.array([[1, 2, 3, 4]]).copyto(mx.nd.zeros((1, 4), ctx=mx.gpu(0)))
+    np.testing.assert_array_equal(small.asnumpy(), [[1, 2, 3, 4]])
+    assert len(backend._stagings[0]._pair) == 2
