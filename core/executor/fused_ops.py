@@ -141,18 +141,23 @@ def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):
         grad = p.softmax_op.backward(ctx, p.softmax_params, softmax_saved, out_grads, [True, False])
         return [*p.fc_op.backward(ctx, p.fc_params, fc_saved, grad[:1], need_grad[:-1]), None]
     xp, (prob, label) = ctx.xp, softmax_saved
-    rows = xp.arange(prob.shape[0])
-    classes = label.reshape(-1).astype(np.int64)[: prob.shape[0]]
+    rows, width = prob.shape
+    classes = label.reshape(-1)[:rows].astype(np.int64)
     # a label out of range has no one-hot entry: its row subtracts 0 from column 0,
     # which changes nothing, and nothing waits to learn whether any label is such
-    inside = (classes >= 0) & (classes < prob.shape[1])
-    classes = xp.where(inside, classes, 0)
-    kept = prob[rows, classes]
-    prob[rows, classes] -= inside.astype(prob.dtype)
+    inside = (classes >= 0) & (classes < width)
+    classes *= inside
+    if prob.flags.c_contiguous:  # one flat index per row: cheaper than (row, column) pairs
+        classes += xp.arange(0, rows * width, width)
+        values, where = prob.reshape(-1), classes
+    else:
+        values, where = prob, (xp.arange(rows), classes)
+    kept = values[where]
+    values[where] = kept - inside.astype(prob.dtype)
     try:
         grads = p.fc_op.backward(ctx, p.fc_params, fc_saved, [prob], need_grad[:-1])
     finally:
-        prob[rows, classes] = kept
+        values[where] = kept
     return [*grads, None]
 
 
