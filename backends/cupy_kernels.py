@@ -19,7 +19,14 @@ results can differ from the CPU's in the last bit.
 Kernels are compiled on first use; importing this module does not import CuPy.
 """
 
-__all__ = ["adam_step", "is_cupy_array", "ordered_scatter_add", "sgd_step"]
+__all__ = [
+    "adam_step",
+    "is_cupy_array",
+    "lstm_cell_backward",
+    "lstm_cell_forward",
+    "ordered_scatter_add",
+    "sgd_step",
+]
 
 _KERNELS = {}
 
@@ -141,3 +148,87 @@ def adam_step(cupy, weight, grad, mean, var, lr, beta1, beta2, epsilon):
         _ADAM_BODY,
     )
     kernel(grad, lr, beta1, beta2, epsilon, weight, mean, var)
+
+
+# -- the LSTM cell (rebind.executor.fused_lstm) ------------------------------------------
+# One thread per (row, unit): the four gate pre-activations of a unit sit H apart in
+# a row of 4H; what backward needs (i, f, g, o, tanh(c)) is kept as a row of 5H.
+
+_LSTM_FORWARD_BODY = """
+    const long long n = i / H;
+    const long long j = i % H;
+    const long long gates = n * 4 * H + j;
+    const T a = i2h[gates] + h2h[gates];
+    const T b = i2h[gates + H] + h2h[gates + H];
+    const T z = i2h[gates + 2 * H] + h2h[gates + 2 * H];
+    const T d = i2h[gates + 3 * H] + h2h[gates + 3 * H];
+    const T in_gate = T(1) / (T(1) + exp(-a));
+    const T forget_gate = T(1) / (T(1) + exp(-b));
+    const T transform = tanh(z);
+    const T out_gate = T(1) / (T(1) + exp(-d));
+    const T state = forget_gate * c_prev[i] + in_gate * transform;
+    const T squashed = tanh(state);
+    c[i] = state;
+    h[i] = out_gate * squashed;
+    const long long kept = n * 5 * H + j;
+    saved[kept] = in_gate;
+    saved[kept + H] = forget_gate;
+    saved[kept + 2 * H] = transform;
+    saved[kept + 3 * H] = out_gate;
+    saved[kept + 4 * H] = squashed;
+"""
+
+_LSTM_BACKWARD_BODY = """
+    const long long n = i / H;
+    const long long j = i % H;
+    const long long kept = n * 5 * H + j;
+    const T in_gate = saved[kept];
+    const T forget_gate = saved[kept + H];
+    const T transform = saved[kept + 2 * H];
+    const T out_gate = saved[kept + 3 * H];
+    const T squashed = saved[kept + 4 * H];
+    const T d_out = dh[i];
+    const T d_state = dc[i] + (d_out * out_gate) * (T(1) - squashed * squashed);
+    d_c_prev[i] = d_state * forget_gate;
+    const long long gates = n * 4 * H + j;
+    d_gates[gates] = (d_state * transform) * (in_gate * (T(1) - in_gate));
+    d_gates[gates + H] = (d_state * c_prev[i]) * (forget_gate * (T(1) - forget_gate));
+    d_gates[gates + 2 * H] = (d_state * in_gate) * (T(1) - transform * transform);
+    d_gates[gates + 3 * H] = (d_out * squashed) * (out_gate * (T(1) - out_gate));
+"""
+
+
+def lstm_cell_forward(cupy, i2h, h2h, c_prev):
+    """``(c, h, saved)`` of an LSTM cell from its projections ``(N, 4H)`` and ``c_prev``."""
+    i2h, h2h, c_prev = (cupy.ascontiguousarray(a) for a in (i2h, h2h, c_prev))
+    rows, hidden = c_prev.shape
+    c, h = cupy.empty_like(c_prev), cupy.empty_like(c_prev)
+    saved = cupy.empty((rows, 5 * hidden), dtype=c_prev.dtype)
+    kernel = _kernel(
+        cupy,
+        "rebind_lstm_cell_forward",
+        "raw T i2h, raw T h2h, raw T c_prev, int64 H",
+        "raw T c, raw T h, raw T saved",
+        _LSTM_FORWARD_BODY,
+    )
+    kernel(i2h, h2h, c_prev, hidden, c, h, saved, size=rows * hidden)
+    return c, h, saved
+
+
+def lstm_cell_backward(cupy, saved, c_prev, d_state, d_out):
+    """``(d_gates (N, 4H), d_c_prev)`` from the gradients of ``c`` and ``h`` (None: zeros)."""
+    c_prev = cupy.ascontiguousarray(c_prev)
+    rows, hidden = c_prev.shape
+    d_state = cupy.zeros_like(c_prev) if d_state is None else cupy.ascontiguousarray(d_state)
+    d_out = cupy.zeros_like(c_prev) if d_out is None else cupy.ascontiguousarray(d_out)
+    d_gates = cupy.empty((rows, 4 * hidden), dtype=c_prev.dtype)
+    d_c_prev = cupy.empty_like(c_prev)
+    kernel = _kernel(
+        cupy,
+        "rebind_lstm_cell_backward",
+        "raw T saved, raw T c_prev, raw T dc, raw T dh, int64 H",
+        "raw T d_gates, raw T d_c_prev",
+        _LSTM_BACKWARD_BODY,
+    )
+    kernel(saved, c_prev, d_state, d_out, hidden, d_gates, d_c_prev, size=rows * hidden)
+    return d_gates, d_c_prev

@@ -65,6 +65,7 @@ import os
 import attrs
 import numpy as np
 
+from . import fused_lstm
 from .fused_ops import (
     BATCHED_FULLY_CONNECTED,
     PROJECTED_SOFTMAX_OUTPUT,
@@ -94,6 +95,10 @@ def optimize(plan):
         if rewritten is not None:
             plan.steps = rewritten
             done.append(("batched_projection", _group_name(group), len(group)))
+    for match in fused_lstm.find_cells(plan):
+        fused = fused_lstm.place(plan, match)
+        if fused is not None:
+            done.append(("fused_lstm_cell", fused.name, len(match.steps)))
     for projection, softmax in _projected_softmaxes(plan):
         fused = _fused_softmax_step(plan, projection, softmax)
         plan.steps = [fused if s is softmax else s for s in plan.steps if s is not projection]
