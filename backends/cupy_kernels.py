@@ -38,7 +38,7 @@ _SEGMENT_ADD_BODY = """
     const long long row = sorted_rows[j];
     if (j == 0 || sorted_rows[j - 1] != row) {  // the first of its row adds the whole run
         T acc = target[row * width + col];
-        for (long long k = j; k < n && sorted_rows[k] == row; ++k) {
+        for (long long k = j; k < count && sorted_rows[k] == row; ++k) {
             acc += values[order[k] * width + col];
         }
         target[row * width + col] = acc;
@@ -50,7 +50,7 @@ def _segment_add(cupy):
     kernel = _KERNELS.get("segment_add")
     if kernel is None:
         kernel = _KERNELS["segment_add"] = cupy.ElementwiseKernel(
-            "raw T values, raw int64 order, raw int64 sorted_rows, int64 n, int64 width",
+            "raw T values, raw int64 order, raw int64 sorted_rows, int64 count, int64 width",
             "raw T target",
             _SEGMENT_ADD_BODY,
             "rebind_ordered_segment_add",
