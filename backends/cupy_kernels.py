@@ -24,6 +24,8 @@ __all__ = [
     "is_cupy_array",
     "lstm_cell_backward",
     "lstm_cell_forward",
+    "lstm_step_backward",
+    "lstm_step_forward",
     "ordered_scatter_add",
     "sgd_step",
 ]
@@ -232,3 +234,77 @@ def lstm_cell_backward(cupy, saved, c_prev, d_state, d_out):
     )
     kernel(saved, c_prev, d_state, d_out, hidden, d_gates, d_c_prev, size=rows * hidden)
     return d_gates, d_c_prev
+
+
+# -- one step of the fused RNN operator's LSTM (rebind.ops.rnn_cells) ---------------------
+# The same arithmetic as the CPU's step, in its order: the sigmoid through tanh, the
+# activated gates written over their pre-activations (backward reads them there).
+
+_RNN_LSTM_FORWARD_BODY = """
+    const long long n = i / H;
+    const long long j = i % H;
+    const long long base = n * 4 * H + j;
+    const T half = T(0.5);
+    const T in_gate = half * tanh(half * g[base]) + half;
+    const T forget_gate = half * tanh(half * g[base + H]) + half;
+    const T transform = tanh(g[base + 2 * H]);
+    const T out_gate = half * tanh(half * g[base + 3 * H]) + half;
+    g[base] = in_gate;
+    g[base + H] = forget_gate;
+    g[base + 2 * H] = transform;
+    g[base + 3 * H] = out_gate;
+    const T state = forget_gate * c_prev[i] + in_gate * transform;
+    const T squashed = tanh(state);
+    c[i] = state;
+    tanh_c[i] = squashed;
+    y[i] = out_gate * squashed;
+"""
+
+_RNN_LSTM_BACKWARD_BODY = """
+    const long long n = i / H;
+    const long long j = i % H;
+    const long long base = n * 4 * H + j;
+    const T in_gate = g[base];
+    const T forget_gate = g[base + H];
+    const T transform = g[base + 2 * H];
+    const T out_gate = g[base + 3 * H];
+    const T squashed = tanh_c[i];
+    const T d_out = dy[i] + dh[i];
+    const T d_cell = d_out * out_gate * (T(1) - squashed * squashed) + dc[i];
+    d[base] = (d_cell * transform) * (in_gate * (T(1) - in_gate));
+    d[base + H] = (d_cell * c_prev[i]) * (forget_gate * (T(1) - forget_gate));
+    d[base + 2 * H] = (d_cell * in_gate) * (T(1) - transform * transform);
+    d[base + 3 * H] = (d_out * squashed) * (out_gate * (T(1) - out_gate));
+    dc_prev[i] = d_cell * forget_gate;
+"""
+
+
+def lstm_step_forward(cupy, g, c_prev, c, tanh_c, y):
+    """One LSTM step: activates ``g`` (N, 4H) in place; writes ``c``, ``tanh_c``, ``y`` (N, H).
+
+    Every array must be C-contiguous (the caller checks).
+    """
+    rows, hidden = c.shape
+    kernel = _kernel(
+        cupy,
+        "rebind_rnn_lstm_step_forward",
+        "raw T c_prev, int64 H",
+        "raw T g, raw T c, raw T tanh_c, raw T y",
+        _RNN_LSTM_FORWARD_BODY,
+    )
+    kernel(c_prev, hidden, g, c, tanh_c, y, size=rows * hidden)
+
+
+def lstm_step_backward(cupy, g, tanh_c, c_prev, dy, dh, dc, d):
+    """One LSTM step backwards: writes the gate gradients into ``d``; returns the new ``dc``."""
+    rows, hidden = tanh_c.shape
+    dc_prev = cupy.empty_like(tanh_c)
+    kernel = _kernel(
+        cupy,
+        "rebind_rnn_lstm_step_backward",
+        "raw T g, raw T tanh_c, raw T c_prev, raw T dy, raw T dh, raw T dc, int64 H",
+        "raw T d, raw T dc_prev",
+        _RNN_LSTM_BACKWARD_BODY,
+    )
+    kernel(g, tanh_c, c_prev, dy, dh, dc, hidden, d, dc_prev, size=rows * hidden)
+    return dc_prev

@@ -58,6 +58,16 @@ def _clip_cell(xp, c, clip):
     return clipped, inside
 
 
+def _fused_gpu(xp, clip, *arrays):
+    """Whether a step runs as one CuPy kernel: no clip, contiguous float32/float64 arrays."""
+    if clip or not xp.__name__.startswith("cupy"):
+        return False
+    dtype = arrays[0].dtype
+    return dtype.name in ("float32", "float64") and all(
+        a.dtype == dtype and a.flags.c_contiguous for a in arrays
+    )
+
+
 class LSTMCell:
     gates = 4
     fold_hidden_bias = True
@@ -70,9 +80,16 @@ class LSTMCell:
         tanh_cells = xp.empty(y.shape, dtype=y.dtype)
         inside = xp.empty(y.shape, dtype=bool) if clip else None
         h, c = h0, c0
+        fused = _fused_gpu(xp, clip, xg, y, c0)
         for t in _steps(length, reverse):
             g = xg[t]
             g += xp.matmul(h, whT)
+            if fused:  # the gate arithmetic below as one kernel
+                from rebind.backends import cupy_kernels
+
+                cupy_kernels.lstm_step_forward(xp, g, c, cells[t], tanh_cells[t], y[t])
+                h, c = y[t], cells[t]
+                continue
             _sigmoid_(xp, g[:, : 2 * hidden])
             xp.tanh(g[:, 2 * hidden : 3 * hidden], out=g[:, 2 * hidden : 3 * hidden])
             _sigmoid_(xp, g[:, 3 * hidden :])
@@ -89,10 +106,17 @@ class LSTMCell:
     def backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
         gates, cells, tanh_cells, inside = saved
         length, hidden = gates.shape[0], h0.shape[1]
+        fused = inside is None and _fused_gpu(xp, None, gates, dxg, dy, c0, dh, dc)
         for t in _steps(length, not reverse):
             prev = _previous(t, length, reverse)
             c_prev = c0 if prev is None else cells[prev]
             g, tanh_c, d = gates[t], tanh_cells[t], dxg[t]
+            if fused:  # the gate gradients below as one kernel
+                from rebind.backends import cupy_kernels
+
+                dc = cupy_kernels.lstm_step_backward(xp, g, tanh_c, c_prev, dy[t], dh, dc, d)
+                dh = xp.matmul(d, wh)
+                continue
             i, f = g[:, :hidden], g[:, hidden : 2 * hidden]
             cand, o = g[:, 2 * hidden : 3 * hidden], g[:, 3 * hidden :]
             dh = dy[t] + dh
