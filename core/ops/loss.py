@@ -138,11 +138,11 @@ def _class_gradient(xp, p, prob, classes, axis):
     if not p.smooth_alpha and prob.ndim == 2 and axis == 1:
         # the common case without a one-hot array: subtract 1 at each row's class
         grad = prob.copy()
-        rows, picked = xp.arange(prob.shape[0]), classes
-        inside = (classes >= 0) & (classes < k)  # a class out of range has no one-hot entry
-        if not bool(inside.all()):
-            rows, picked = rows[inside], classes[inside]
-        grad[rows, picked] -= 1
+        # a class out of range has no one-hot entry: its row subtracts 0 from column 0,
+        # and nothing waits on the device to learn whether any class is such
+        inside = (classes >= 0) & (classes < k)
+        picked = xp.where(inside, classes, 0)
+        grad[xp.arange(prob.shape[0]), picked] -= inside.astype(grad.dtype)
         if p.use_ignore:
             grad[classes == int(p.ignore_label)] = 0
         return grad
