@@ -74,8 +74,12 @@ def ordered_scatter_add(cupy, target, rows, values):
     if n == 0:
         return
     width = target.size // target.shape[0] if target.shape[0] else 0
-    values = cupy.broadcast_to(values, (n, *target.shape[1:])).astype(target.dtype, copy=False)
-    values = cupy.ascontiguousarray(values).reshape(n, width)
+    rest = target.shape[1:]
+    if values.size == n * width:  # one slice per index, in the indices' shape
+        values = values.reshape(n, *rest)
+    else:  # a scalar or a slice broadcast to every index
+        values = cupy.broadcast_to(values, (n, *rest))
+    values = cupy.ascontiguousarray(values.astype(target.dtype, copy=False)).reshape(n, width)
     order = cupy.argsort(rows).astype(cupy.int64, copy=False)
     sorted_rows = rows[order]
     _segment_add(cupy)(values, order, sorted_rows, n, width, target, size=n * width)
