@@ -60,7 +60,7 @@ def _clip_cell(xp, c, clip):
 
 def _fused_gpu(xp, clip, *arrays):
     """Whether a step runs as one CuPy kernel: no clip, contiguous float32/float64 arrays."""
-    if clip or not xp.__name__.startswith("cupy"):
+    if clip or not xp.__name__.startswith("cupy") or any(a is None for a in arrays):
         return False
     dtype = arrays[0].dtype
     return dtype.name in ("float32", "float64") and all(
