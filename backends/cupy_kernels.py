@@ -24,6 +24,8 @@ __all__ = [
     "is_cupy_array",
     "lstm_cell_backward",
     "lstm_cell_forward",
+    "gru_step_backward",
+    "gru_step_forward",
     "lstm_step_backward",
     "lstm_step_forward",
     "ordered_scatter_add",
@@ -312,3 +314,76 @@ def lstm_step_backward(cupy, g, tanh_c, c_prev, dy, dh, dc, d):
     )
     kernel(g, tanh_c, c_prev, dy, dh, dc, hidden, d, dc_prev, size=rows * hidden)
     return dc_prev
+
+
+# -- one step of the fused RNN operator's GRU (cuDNN's form: the reset gate scales the
+# hidden-side candidate term h . W_hn^T + b_hn, kept in hidden_n for backward)
+
+_RNN_GRU_FORWARD_BODY = """
+    const long long n = i / H;
+    const long long j = i % H;
+    const long long base = n * 3 * H + j;
+    const T half = T(0.5);
+    const T reset = half * tanh(half * (g[base] + hh[base])) + half;
+    const T update = half * tanh(half * (g[base + H] + hh[base + H])) + half;
+    const T candidate = tanh(g[base + 2 * H] + reset * hh[base + 2 * H]);
+    g[base] = reset;
+    g[base + H] = update;
+    g[base + 2 * H] = candidate;
+    hidden_n[i] = hh[base + 2 * H];
+    y[i] = (h_prev[i] - candidate) * update + candidate;
+"""
+
+_RNN_GRU_BACKWARD_BODY = """
+    const long long n = i / H;
+    const long long j = i % H;
+    const long long base = n * 3 * H + j;
+    const T reset = g[base];
+    const T update = g[base + H];
+    const T candidate = g[base + 2 * H];
+    const T d_out = dy[i] + dh[i];
+    const T d_candidate = (d_out * (T(1) - update)) * (T(1) - candidate * candidate);
+    d[base + 2 * H] = d_candidate;
+    d_hidden[base + 2 * H] = d_candidate * reset;
+    const T d_reset = (d_candidate * hidden_n[i]) * (reset * (T(1) - reset));
+    const T d_update = (d_out * (h_prev[i] - candidate)) * (update * (T(1) - update));
+    d[base] = d_reset;
+    d[base + H] = d_update;
+    d_hidden[base] = d_reset;
+    d_hidden[base + H] = d_update;
+    carry[i] = d_out * update;
+"""
+
+
+def gru_step_forward(cupy, g, hh, h_prev, hidden_n, y):
+    """One GRU step: activates ``g`` (N, 3H) in place; writes ``hidden_n`` and ``y`` (N, H).
+
+    ``hh`` is ``h_prev . W_h^T + b_h`` (N, 3H). Every array must be C-contiguous.
+    """
+    rows, hidden = y.shape
+    kernel = _kernel(
+        cupy,
+        "rebind_rnn_gru_step_forward",
+        "raw T hh, raw T h_prev, int64 H",
+        "raw T g, raw T hidden_n, raw T y",
+        _RNN_GRU_FORWARD_BODY,
+    )
+    kernel(hh, h_prev, hidden, g, hidden_n, y, size=rows * hidden)
+
+
+def gru_step_backward(cupy, g, hidden_n, h_prev, dy, dh, d, d_hidden):
+    """One GRU step backwards into ``d`` and ``d_hidden`` (N, 3H); returns ``dh * z``.
+
+    The caller adds that to ``d_hidden . W_h`` for the previous step's ``dh``.
+    """
+    rows, hidden = dy.shape
+    carry = cupy.empty_like(dy)
+    kernel = _kernel(
+        cupy,
+        "rebind_rnn_gru_step_backward",
+        "raw T g, raw T hidden_n, raw T h_prev, raw T dy, raw T dh, int64 H",
+        "raw T d, raw T d_hidden, raw T carry",
+        _RNN_GRU_BACKWARD_BODY,
+    )
+    kernel(g, hidden_n, h_prev, dy, dh, hidden, d, d_hidden, carry, size=rows * hidden)
+    return carry

@@ -144,10 +144,17 @@ class GRUCell:
         whT = wh.T
         hidden_n = xp.empty(y.shape, dtype=y.dtype)
         h = h0
+        fused = _fused_gpu(xp, None, xg, y, h0)
         for t in _steps(length, reverse):
             hh = xp.matmul(h, whT)
             hh += bh
             g = xg[t]
+            if fused:  # the gate arithmetic below as one kernel
+                from rebind.backends import cupy_kernels
+
+                cupy_kernels.gru_step_forward(xp, g, hh, h, hidden_n[t], y[t])
+                h = y[t]
+                continue
             rz, n = g[:, : 2 * hidden], g[:, 2 * hidden :]
             rz += hh[:, : 2 * hidden]
             _sigmoid_(xp, rz)
@@ -167,10 +174,18 @@ class GRUCell:
         gates, hidden_n = saved
         length, hidden = gates.shape[0], h0.shape[1]
         dhg = xp.empty(dxg.shape, dtype=dxg.dtype)
+        fused = _fused_gpu(xp, None, gates, dxg, dy, y, h0, dh)
         for t in _steps(length, not reverse):
             prev = _previous(t, length, reverse)
             h_prev = h0 if prev is None else y[prev]
             g, d, dH = gates[t], dxg[t], dhg[t]
+            if fused:  # the gate gradients below as one kernel
+                from rebind.backends import cupy_kernels
+
+                carry = cupy_kernels.gru_step_backward(xp, g, hidden_n[t], h_prev, dy[t], dh, d, dH)
+                dh = xp.matmul(dH, wh)
+                dh += carry
+                continue
             r, z, n = g[:, :hidden], g[:, hidden : 2 * hidden], g[:, 2 * hidden :]
             dh = dy[t] + dh
             d_n = dh * (1 - z)
