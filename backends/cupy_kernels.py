@@ -163,9 +163,9 @@ def adam_step(cupy, weight, grad, mean, var, lr, beta1, beta2, epsilon):
 # a row of 4H; what backward needs (i, f, g, o, tanh(c)) is kept as a row of 5H.
 
 _LSTM_FORWARD_BODY = """
-    const long long n = i / H;
+    const long long row = i / H;
     const long long j = i % H;
-    const long long gates = n * 4 * H + j;
+    const long long gates = row * 4 * H + j;
     const T a = i2h[gates] + h2h[gates];
     const T b = i2h[gates + H] + h2h[gates + H];
     const T z = i2h[gates + 2 * H] + h2h[gates + 2 * H];
@@ -178,7 +178,7 @@ _LSTM_FORWARD_BODY = """
     const T squashed = tanh(state);
     c[i] = state;
     h[i] = out_gate * squashed;
-    const long long kept = n * 5 * H + j;
+    const long long kept = row * 5 * H + j;
     saved[kept] = in_gate;
     saved[kept + H] = forget_gate;
     saved[kept + 2 * H] = transform;
@@ -187,9 +187,9 @@ _LSTM_FORWARD_BODY = """
 """
 
 _LSTM_BACKWARD_BODY = """
-    const long long n = i / H;
+    const long long row = i / H;
     const long long j = i % H;
-    const long long kept = n * 5 * H + j;
+    const long long kept = row * 5 * H + j;
     const T in_gate = saved[kept];
     const T forget_gate = saved[kept + H];
     const T transform = saved[kept + 2 * H];
@@ -198,7 +198,7 @@ _LSTM_BACKWARD_BODY = """
     const T d_out = dh[i];
     const T d_state = dc[i] + (d_out * out_gate) * (T(1) - squashed * squashed);
     d_c_prev[i] = d_state * forget_gate;
-    const long long gates = n * 4 * H + j;
+    const long long gates = row * 4 * H + j;
     d_gates[gates] = (d_state * transform) * (in_gate * (T(1) - in_gate));
     d_gates[gates + H] = (d_state * c_prev[i]) * (forget_gate * (T(1) - forget_gate));
     d_gates[gates + 2 * H] = (d_state * in_gate) * (T(1) - transform * transform);
@@ -247,9 +247,9 @@ def lstm_cell_backward(cupy, saved, c_prev, d_state, d_out):
 # activated gates written over their pre-activations (backward reads them there).
 
 _RNN_LSTM_FORWARD_BODY = """
-    const long long n = i / H;
+    const long long row = i / H;
     const long long j = i % H;
-    const long long base = n * 4 * H + j;
+    const long long base = row * 4 * H + j;
     const T half = T(0.5);
     const T in_gate = half * tanh(half * g[base]) + half;
     const T forget_gate = half * tanh(half * g[base + H]) + half;
@@ -267,9 +267,9 @@ _RNN_LSTM_FORWARD_BODY = """
 """
 
 _RNN_LSTM_BACKWARD_BODY = """
-    const long long n = i / H;
+    const long long row = i / H;
     const long long j = i % H;
-    const long long base = n * 4 * H + j;
+    const long long base = row * 4 * H + j;
     const T in_gate = g[base];
     const T forget_gate = g[base + H];
     const T transform = g[base + 2 * H];
@@ -320,9 +320,9 @@ def lstm_step_backward(cupy, g, tanh_c, c_prev, dy, dh, dc, d):
 # hidden-side candidate term h . W_hn^T + b_hn, kept in hidden_n for backward)
 
 _RNN_GRU_FORWARD_BODY = """
-    const long long n = i / H;
+    const long long row = i / H;
     const long long j = i % H;
-    const long long base = n * 3 * H + j;
+    const long long base = row * 3 * H + j;
     const T half = T(0.5);
     const T reset = half * tanh(half * (g[base] + hh[base])) + half;
     const T update = half * tanh(half * (g[base + H] + hh[base + H])) + half;
@@ -335,9 +335,9 @@ _RNN_GRU_FORWARD_BODY = """
 """
 
 _RNN_GRU_BACKWARD_BODY = """
-    const long long n = i / H;
+    const long long row = i / H;
     const long long j = i % H;
-    const long long base = n * 3 * H + j;
+    const long long base = row * 3 * H + j;
     const T reset = g[base];
     const T update = g[base + H];
     const T candidate = g[base + 2 * H];
