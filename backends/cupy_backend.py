@@ -97,8 +97,9 @@ class CupyBackend(Backend):
             staging = self._staging(device_id).take(self.xp, host.nbytes)
             view = staging.buffer[: host.nbytes].view(target.dtype).reshape(target.shape)
             np.copyto(view, host)
-            target.set(view)
-            staging.done.record()
+            stream = self.xp.cuda.get_current_stream()
+            target.set(view, stream=stream)  # asynchronous: the event guards the buffer
+            staging.done.record(stream)
 
     def owns(self, array):
         cupy = self._cupy()
