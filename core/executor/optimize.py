@@ -65,7 +65,7 @@ import os
 import attrs
 import numpy as np
 
-from . import fused_lstm
+from . import fused_lstm, inplace_grads
 from .fused_ops import (
     BATCHED_FULLY_CONNECTED,
     PROJECTED_SOFTMAX_OUTPUT,
@@ -107,6 +107,8 @@ def optimize(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, inplace=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, inplace=True)
         done.append(("inplace_activation", step.name, 1))
+    for step in inplace_grads.mark(plan):
+        done.append(("inplace_activation_gradient", step.name, 1))
     for step in _column_major_products(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, column_major_out=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, column_major_out=True)

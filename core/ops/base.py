@@ -106,6 +106,9 @@ class OpContext:
     # the executor proved that every reader of output 0 takes any memory layout:
     # the kernel may return it column-major when that computes faster
     column_major_out: bool = False
+    # the executor proved that the gradient reaching output 0 is a new array nobody
+    # else holds: backward may write its result into it (see executor/inplace_grads.py)
+    grad_inplace: bool = False
     # the backend's array module, looked up once: kernels read it on every call
     xp: object = attrs.field(init=False, eq=False, repr=False)
 

@@ -161,6 +161,9 @@ def _act_backward(ctx, p, saved, out_grads, need_grad):
         local = 1 / (1 + xp.exp(-x))
     else:
         local = 1 / (1 + xp.abs(x)) ** 2
+    if ctx.grad_inplace and grad.dtype == out.dtype and grad.shape == out.shape:
+        grad *= local  # the same product, in the memory of the gradient received
+        return [grad]
     return [(grad * local).astype(out.dtype, copy=False)]
 
 

@@ -206,9 +206,10 @@ def test_networks_without_the_pattern_are_unchanged(ctx, monkeypatch):
     symbol = mx.sym.Group([symbol, mx.sym.BlockGrad(net)])  # the logits are read elsewhere
     optimized = _compare(symbol, ctx, monkeypatch, integer_inputs={"softmax_label": 3}, data=(5, 7))
     plain = _bind(symbol, ctx, monkeypatch, False, data=(5, 7))
-    # the in-place activation applies (its input is read by nothing else), and on the
-    # CPU fc1's output, read through it by fc2 only, may be column-major
-    expected = ["inplace_activation"] + (
+    # the in-place activation applies (its input is read by nothing else), and so
+    # does its in-place gradient (fc2 alone reads its output); on the CPU fc1's
+    # output, read through it by fc2 only, may be column-major
+    expected = ["inplace_activation", "inplace_activation_gradient"] + (
         ["column_major_product"] if ctx.device_type == "cpu" else []
     )
     assert [kind for kind, _, _ in optimized._plan.optimizations] == expected
