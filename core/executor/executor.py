@@ -39,6 +39,7 @@ class Executor:
         self._optimized_plan = None  # kept aside while a monitor runs the plain plan
         self._memory_group = None  # executors sharing memory with this one (see MemoryGroup)
         self._released = None  # what the outputs read between passes (see _release_state)
+        self._unit_heads = {}  # head index -> the ones a loss head's backward receives
         # backward may run the training pass itself: nothing ran yet, or only inference
         self._replayable = True
 
@@ -213,9 +214,13 @@ class Executor:
         for index, (slot, output) in enumerate(zip(plan.head_slots, self.outputs, strict=True)):
             given = None if out_grads is None else out_grads[index]
             if given is None and self._loss_heads[index]:
-                # a built-in loss makes its own gradient: ones without memory of their own
-                xp = output._ctx.backend.xp
-                data = xp.broadcast_to(xp.ones((), dtype=output.dtype), output.shape)
+                # a built-in loss makes its own gradient: ones without memory of their
+                # own (read-only), made once per output
+                data = self._unit_heads.get(index)
+                if data is None:
+                    xp = output._ctx.backend.xp
+                    data = xp.broadcast_to(xp.ones((), dtype=output.dtype), output.shape)
+                    self._unit_heads[index] = data
             elif given is None:
                 data = output._ctx.backend.xp.ones_like(output._data)
             else:
