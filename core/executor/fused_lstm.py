@@ -1,4 +1,4 @@
-"""An LSTM cell's element-wise part as one plan step (``mx.rnn.LSTMCell``'s gate arithmetic).
+"""An LSTM or GRU cell's element-wise part as one plan step (``mx.rnn``'s cells).
 
 Each time step of ``LSTMCell`` is eleven operators after its two projections:
 ``s = i2h + h2h``, ``SliceChannel(s, 4)``, sigmoid/sigmoid/tanh/sigmoid of the
@@ -7,42 +7,53 @@ rewrite finds that pattern in a plan and puts one step in its place, taking
 ``(i2h, h2h, c_prev)`` and giving ``(c, h)``; every value in between has no
 reader outside the cell, and is never a head.
 
-On the CPU the step runs the eleven kernels themselves, in their order, with
+``GRUCell`` is thirteen: two ``SliceChannel(., 3)`` of its projections, the
+reset and update gates ``sigmoid(i2h_r + h2h_r)``, ``sigmoid(i2h_z + h2h_z)``,
+``n = tanh(i2h_n + r * h2h_n)`` and ``h = (1 - z) * n + z * h_prev``; its step
+takes ``(i2h, h2h, h_prev)`` and gives ``h``.
+
+On the CPU the step runs the replaced kernels themselves, in their order, with
 their parameters, so results are the plain graph's bit for bit (fewer steps,
 less work per step in the executor). On the GPU it runs one fused kernel
-forward and one backward (``backends/cupy_kernels.py``): the gates of a batch
+forward and one backward (``backends/cupy_rnn_kernels.py``): the gates of a batch
 in one launch instead of about twenty.
 """
 
 import attrs
 
 from ..ops.base import OpDef
+from . import fused_gru
 
-__all__ = ["LSTM_CELL", "LSTMCellParams", "find_cells", "fused_cell_step", "place"]
+__all__ = ["GRU_CELL", "LSTM_CELL", "CellParams", "find_cells", "fused_cell_step", "place"]
 
 
 @attrs.frozen
-class LSTMCellParams:
+class CellParams:
     """The replaced steps, in plan order, and where the cell's inputs and outputs live.
 
-    ``inner`` holds ``(op, train_ctx, infer_ctx, params, input slots, output
-    slots)`` per replaced step; ``inputs`` the slots of i2h, h2h and c_prev;
-    ``outputs`` those of c and h.
+    ``kind`` is ``"lstm"`` or ``"gru"``. ``inner`` holds ``(op, train_ctx,
+    infer_ctx, params, input slots, output slots)`` per replaced step;
+    ``inputs`` the slots of i2h, h2h and c_prev (LSTM) or h_prev (GRU);
+    ``outputs`` those of c and h (LSTM) or h (GRU).
     """
 
+    kind: str
     inner: tuple
     inputs: tuple
     outputs: tuple
 
 
 def _not_for_symbols(p, in_shapes, out_shapes, aux_shapes):
-    raise TypeError("_fused_LSTMCell exists only inside compiled plans")
+    raise TypeError("the fused cell steps exist only inside compiled plans")
 
 
 def _cell_forward(ctx, p, inputs, aux):
     if _fused_gpu(ctx, inputs):
-        from rebind.backends import cupy_kernels
+        from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
+        if p.kind == "gru":
+            h, saved = cupy_kernels.gru_cell_forward(ctx.xp, *inputs)
+            return [h], ("fused", saved, inputs[2])
         c, h, saved = cupy_kernels.lstm_cell_forward(ctx.xp, *inputs)
         return [c, h], ("fused", saved, inputs[2])
     values = dict(zip(p.inputs, inputs, strict=True))
@@ -56,16 +67,20 @@ def _cell_forward(ctx, p, inputs, aux):
 
 
 def _cell_backward(ctx, p, saved, out_grads, need_grad):
-    kind, states, c_prev = saved
+    kind, states, previous_state = saved
     if kind == "fused":
-        from rebind.backends import cupy_kernels
+        from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
-        d_gates, d_c_prev = cupy_kernels.lstm_cell_backward(ctx.xp, states, c_prev, *out_grads)
-        return [
-            d_gates if need_grad[0] else None,
-            d_gates.copy() if need_grad[1] else None,
-            d_c_prev if need_grad[2] else None,
-        ]
+        if p.kind == "gru":
+            d_i2h, d_h2h, d_prev = cupy_kernels.gru_cell_backward(
+                ctx.xp, states, previous_state, out_grads[0]
+            )
+        else:
+            d_i2h, d_prev = cupy_kernels.lstm_cell_backward(
+                ctx.xp, states, previous_state, *out_grads
+            )
+            d_h2h = d_i2h.copy() if need_grad[1] else None
+        return [g if n else None for g, n in zip((d_i2h, d_h2h, d_prev), need_grad, strict=True)]
     grads = {s: g for s, g in zip(p.outputs, out_grads, strict=True) if g is not None}
     wanted = dict(zip(p.inputs, need_grad, strict=True))
     for (op, train_ctx, _, params, ins, outs), state in zip(
@@ -75,9 +90,9 @@ def _cell_backward(ctx, p, saved, out_grads, need_grad):
         if all(g is None for g in incoming):
             continue
         if any(g is None for g in incoming):  # SliceChannel: a part nothing reads
+            shape = _part_shape(state, len(outs))
             incoming = [
-                ctx.xp.zeros(_shape_of(state, k), _dtype_of(incoming)) if g is None else g
-                for k, g in enumerate(incoming)
+                ctx.xp.zeros(shape, _dtype_of(incoming)) if g is None else g for g in incoming
             ]
         needed = [wanted.get(s, True) for s in ins]
         in_grads = op.backward(train_ctx, params, state, incoming, needed)
@@ -88,10 +103,10 @@ def _cell_backward(ctx, p, saved, out_grads, need_grad):
     return [grads.get(s) if n else None for s, n in zip(p.inputs, need_grad, strict=True)]
 
 
-def _shape_of(state, index):
-    """The shape of one SliceChannel part, from its saved ``(axis, data shape)``."""
+def _part_shape(state, parts):
+    """The shape of one of ``parts`` SliceChannel parts, from its saved ``(axis, data shape)``."""
     axis, shape = state
-    return (*shape[:axis], shape[axis] // 4, *shape[axis + 1 :])
+    return (*shape[:axis], shape[axis] // parts, *shape[axis + 1 :])
 
 
 def _dtype_of(grads):
@@ -111,13 +126,24 @@ def _fused_gpu(ctx, inputs):
 
 LSTM_CELL = OpDef(
     name="_fused_LSTMCell",
-    params=LSTMCellParams,
+    params=CellParams,
     arguments=lambda p: ("i2h", "h2h", "c_prev"),
     outputs=lambda p: ("state", "out"),
     infer_shape=_not_for_symbols,
     forward=_cell_forward,
     backward=_cell_backward,
     doc="The element-wise part of an LSTM cell (gates, state, output) as one step.",
+)
+
+GRU_CELL = OpDef(
+    name="_fused_GRUCell",
+    params=CellParams,
+    arguments=lambda p: ("i2h", "h2h", "h_prev"),
+    outputs=lambda p: ("out",),
+    infer_shape=_not_for_symbols,
+    forward=_cell_forward,
+    backward=_cell_backward,
+    doc="The element-wise part of a GRU cell (gates, candidate, output) as one step.",
 )
 
 
@@ -130,8 +156,8 @@ _GATE_ACTS = ("sigmoid", "sigmoid", "tanh", "sigmoid")
 class _Match:
     """One cell found in a plan: its steps and its outer slots."""
 
-    def __init__(self, steps, inputs, outputs):
-        self.steps, self.inputs, self.outputs = steps, inputs, outputs
+    def __init__(self, steps, inputs, outputs, kind="lstm"):
+        self.steps, self.inputs, self.outputs, self.kind = steps, inputs, outputs, kind
 
 
 def find_cells(plan):
@@ -144,9 +170,15 @@ def find_cells(plan):
     found = []
     for step in plan.steps:
         match = _match_at(step, plan, producers, readers)
+        if match is None:
+            match = fused_gru.match_at(step, plan, producers, readers, _gru_match)
         if match is not None:
             found.append(match)
     return found
+
+
+def _gru_match(steps, inputs, outputs):
+    return _Match(steps, inputs, outputs, kind="gru")
 
 
 def _match_at(split, plan, producers, readers):
@@ -213,7 +245,8 @@ def fused_cell_step(plan, match):
     """The step standing for ``match``'s eleven, placed where the last of them was."""
     order = {id(step): k for k, step in enumerate(plan.steps)}
     inner = sorted(match.steps, key=lambda s: order[id(s)])
-    params = LSTMCellParams(
+    params = CellParams(
+        kind=match.kind,
         inner=tuple(
             (s.op, s.train_ctx, s.infer_ctx, s.params, tuple(s.inputs), tuple(s.outputs))
             for s in inner
@@ -223,9 +256,10 @@ def fused_cell_step(plan, match):
     )
     last = inner[-1]
     shapes = tuple(plan.slot_shapes[s] for s in match.outputs)
+    names = [f"{last.name}_state", f"{last.name}_output"] if match.kind == "lstm" else None
     return type(last)(
         last.node,
-        LSTM_CELL,
+        LSTM_CELL if match.kind == "lstm" else GRU_CELL,
         last.context,
         list(match.inputs),
         [],
@@ -233,7 +267,7 @@ def fused_cell_step(plan, match):
         shapes,
         name=f"{inner[0].name}..{last.name}",
         params=params,
-        output_names=[f"{last.name}_state", f"{last.name}_output"],
+        output_names=names or [f"{last.name}_output"],
     )
 
 

@@ -98,7 +98,7 @@ def optimize(plan):
     for match in fused_lstm.find_cells(plan):
         fused = fused_lstm.place(plan, match)
         if fused is not None:
-            done.append(("fused_lstm_cell", fused.name, len(match.steps)))
+            done.append((f"fused_{match.kind}_cell", fused.name, len(match.steps)))
     for projection, softmax in _projected_softmaxes(plan):
         fused = _fused_softmax_step(plan, projection, softmax)
         plan.steps = [fused if s is softmax else s for s in plan.steps if s is not projection]

@@ -85,7 +85,7 @@ class LSTMCell:
             g = xg[t]
             g += xp.matmul(h, whT)
             if fused:  # the gate arithmetic below as one kernel
-                from rebind.backends import cupy_kernels
+                from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
                 cupy_kernels.lstm_step_forward(xp, g, c, cells[t], tanh_cells[t], y[t])
                 h, c = y[t], cells[t]
@@ -112,7 +112,7 @@ class LSTMCell:
             c_prev = c0 if prev is None else cells[prev]
             g, tanh_c, d = gates[t], tanh_cells[t], dxg[t]
             if fused:  # the gate gradients below as one kernel
-                from rebind.backends import cupy_kernels
+                from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
                 dc = cupy_kernels.lstm_step_backward(xp, g, tanh_c, c_prev, dy[t], dh, dc, d)
                 dh = xp.matmul(d, wh)
@@ -150,7 +150,7 @@ class GRUCell:
             hh += bh
             g = xg[t]
             if fused:  # the gate arithmetic below as one kernel
-                from rebind.backends import cupy_kernels
+                from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
                 cupy_kernels.gru_step_forward(xp, g, hh, h, hidden_n[t], y[t])
                 h = y[t]
@@ -180,7 +180,7 @@ class GRUCell:
             h_prev = h0 if prev is None else y[prev]
             g, d, dH = gates[t], dxg[t], dhg[t]
             if fused:  # the gate gradients below as one kernel
-                from rebind.backends import cupy_kernels
+                from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
                 carry = cupy_kernels.gru_step_backward(xp, g, hidden_n[t], h_prev, dy[t], dh, d, dH)
                 dh = xp.matmul(dH, wh)

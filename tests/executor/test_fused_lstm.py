@@ -1,4 +1,4 @@
-"""The LSTM cell rewrite (core/executor/fused_lstm.py): the same bits as the eleven steps.
+"""The LSTM and GRU cell rewrites (core/executor/fused_lstm.py): the plain steps' bits.
 
 Each case binds one symbol twice, with the cell rewrite and without it (every
 other rewrite on in both), feeds the same values and compares outputs and
@@ -15,12 +15,12 @@ import rebind as mx
 from rebind.executor import fused_lstm
 
 
-def _lm(length, states_out=False, begin_state=None):
+def _lm(length, states_out=False, begin_state=None, cell=mx.rnn.LSTMCell):
     data = mx.sym.Variable("data")
     embed = mx.sym.Embedding(data, input_dim=11, output_dim=6, name="embed")
     stack = mx.rnn.SequentialRNNCell()
-    stack.add(mx.rnn.LSTMCell(7, prefix="l0_"))
-    stack.add(mx.rnn.LSTMCell(7, prefix="l1_"))
+    stack.add(cell(7, prefix="l0_"))
+    stack.add(cell(7, prefix="l1_"))
     outputs, states = stack.unroll(
         length, embed, begin_state=begin_state, layout="NTC", merge_outputs=True
     )
@@ -50,8 +50,9 @@ def _run(symbol, ctx, monkeypatch, fuse, is_train=True, **shapes):
     return executor, [o.asnumpy() for o in executor.outputs], grads
 
 
-def _fused(executor):
-    return [name for kind, name, _ in executor._plan.optimizations if kind == "fused_lstm_cell"]
+def _fused(executor, kind="lstm"):
+    found = executor._plan.optimizations
+    return [name for rewrite, name, _ in found if rewrite == f"fused_{kind}_cell"]
 
 
 def _assert_same(got, expected, ctx, what):
@@ -110,4 +111,30 @@ def test_a_gate_read_outside_its_cell_is_not_fused(ctx, monkeypatch):
     for a, b in zip(out, plain_out, strict=True):
         _assert_same(a, b, ctx, "outputs")
     for name in grads:
+        _assert_same(grads[name], plain_grads[name], ctx, f"gradient of {name}")
+
+
+@pytest.mark.parametrize("states_out", [False, True], ids=["lm", "state-as-output"])
+def test_fused_gru_cells_give_the_plain_cells_bits(ctx, monkeypatch, states_out):
+    symbol = _lm(4, states_out, cell=mx.rnn.GRUCell)
+    shapes = {"data": (3, 4), "softmax_label": (3, 4)}
+    fused, out, grads = _run(symbol, ctx, monkeypatch, True, **shapes)
+    plain, plain_out, plain_grads = _run(symbol, ctx, monkeypatch, False, **shapes)
+    assert len(_fused(fused, "gru")) == 8 and _fused(plain, "gru") == []  # 2 layers x 4 steps
+    assert len(fused._plan.steps) == len(plain._plan.steps) - 8 * 12
+    for index, (a, b) in enumerate(zip(out, plain_out, strict=True)):
+        _assert_same(a, b, ctx, f"output {index}")
+    for name in grads:
+        _assert_same(grads[name], plain_grads[name], ctx, f"gradient of {name}")
+
+
+def test_gru_begin_state_that_learns_gets_its_gradient(ctx, monkeypatch):
+    begin = [mx.sym.Variable("begin0"), mx.sym.Variable("begin1")]
+    symbol = _lm(3, begin_state=begin, cell=mx.rnn.GRUCell)
+    shapes = {"data": (2, 3), "softmax_label": (2, 3), "begin0": (2, 7), "begin1": (2, 7)}
+    fused, _, grads = _run(symbol, ctx, monkeypatch, True, **shapes)
+    _, _, plain_grads = _run(symbol, ctx, monkeypatch, False, **shapes)
+    assert len(_fused(fused, "gru")) == 6
+    for name in ("begin0", "begin1"):
+        assert np.any(grads[name] != 0)
         _assert_same(grads[name], plain_grads[name], ctx, f"gradient of {name}")
