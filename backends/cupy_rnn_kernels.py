@@ -11,7 +11,16 @@ CuPy reserves, and has no early ``return`` (the bodies run in a grid-stride
 loop). Compiled on first use; importing this module does not import CuPy.
 """
 
+import functools
+
 from .cupy_kernels import _kernel
+
+
+def _per_unit(cupy, name, in_params, out_params, body, hidden, rows):
+    """A kernel over the ``rows * hidden`` units of a batch; called with the arrays and H."""
+    kernel = _kernel(cupy, name, f"{in_params}, int64 H", out_params, body)
+    return functools.partial(kernel, size=rows * hidden)
+
 
 __all__ = [
     "gru_cell_backward",
@@ -78,14 +87,15 @@ def lstm_cell_forward(cupy, i2h, h2h, c_prev):
     rows, hidden = c_prev.shape
     c, h = cupy.empty_like(c_prev), cupy.empty_like(c_prev)
     saved = cupy.empty((rows, 5 * hidden), dtype=c_prev.dtype)
-    kernel = _kernel(
+    _per_unit(
         cupy,
         "rebind_lstm_cell_forward",
-        "raw T i2h, raw T h2h, raw T c_prev, int64 H",
+        "raw T i2h, raw T h2h, raw T c_prev",
         "raw T c, raw T h, raw T saved",
         _LSTM_FORWARD_BODY,
-    )
-    kernel(i2h, h2h, c_prev, hidden, c, h, saved, size=rows * hidden)
+        hidden,
+        rows,
+    )(i2h, h2h, c_prev, hidden, c, h, saved)
     return c, h, saved
 
 
@@ -97,14 +107,15 @@ def lstm_cell_backward(cupy, saved, c_prev, d_state, d_out):
     d_out = cupy.zeros_like(c_prev) if d_out is None else cupy.ascontiguousarray(d_out)
     d_gates = cupy.empty((rows, 4 * hidden), dtype=c_prev.dtype)
     d_c_prev = cupy.empty_like(c_prev)
-    kernel = _kernel(
+    _per_unit(
         cupy,
         "rebind_lstm_cell_backward",
-        "raw T saved, raw T c_prev, raw T dc, raw T dh, int64 H",
+        "raw T saved, raw T c_prev, raw T dc, raw T dh",
         "raw T d_gates, raw T d_c_prev",
         _LSTM_BACKWARD_BODY,
-    )
-    kernel(saved, c_prev, d_state, d_out, hidden, d_gates, d_c_prev, size=rows * hidden)
+        hidden,
+        rows,
+    )(saved, c_prev, d_state, d_out, hidden, d_gates, d_c_prev)
     return d_gates, d_c_prev
 
 
@@ -157,28 +168,30 @@ def lstm_step_forward(cupy, g, c_prev, c, tanh_c, y):
     Every array must be C-contiguous (the caller checks).
     """
     rows, hidden = c.shape
-    kernel = _kernel(
+    _per_unit(
         cupy,
         "rebind_rnn_lstm_step_forward",
-        "raw T c_prev, int64 H",
+        "raw T c_prev",
         "raw T g, raw T c, raw T tanh_c, raw T y",
         _RNN_LSTM_FORWARD_BODY,
-    )
-    kernel(c_prev, hidden, g, c, tanh_c, y, size=rows * hidden)
+        hidden,
+        rows,
+    )(c_prev, hidden, g, c, tanh_c, y)
 
 
 def lstm_step_backward(cupy, g, tanh_c, c_prev, dy, dh, dc, d):
     """One LSTM step backwards: writes the gate gradients into ``d``; returns the new ``dc``."""
     rows, hidden = tanh_c.shape
     dc_prev = cupy.empty_like(tanh_c)
-    kernel = _kernel(
+    _per_unit(
         cupy,
         "rebind_rnn_lstm_step_backward",
-        "raw T g, raw T tanh_c, raw T c_prev, raw T dy, raw T dh, raw T dc, int64 H",
+        "raw T g, raw T tanh_c, raw T c_prev, raw T dy, raw T dh, raw T dc",
         "raw T d, raw T dc_prev",
         _RNN_LSTM_BACKWARD_BODY,
-    )
-    kernel(g, tanh_c, c_prev, dy, dh, dc, hidden, d, dc_prev, size=rows * hidden)
+        hidden,
+        rows,
+    )(g, tanh_c, c_prev, dy, dh, dc, hidden, d, dc_prev)
     return dc_prev
 
 
@@ -227,14 +240,15 @@ def gru_step_forward(cupy, g, hh, h_prev, hidden_n, y):
     ``hh`` is ``h_prev . W_h^T + b_h`` (N, 3H). Every array must be C-contiguous.
     """
     rows, hidden = y.shape
-    kernel = _kernel(
+    _per_unit(
         cupy,
         "rebind_rnn_gru_step_forward",
-        "raw T hh, raw T h_prev, int64 H",
+        "raw T hh, raw T h_prev",
         "raw T g, raw T hidden_n, raw T y",
         _RNN_GRU_FORWARD_BODY,
-    )
-    kernel(hh, h_prev, hidden, g, hidden_n, y, size=rows * hidden)
+        hidden,
+        rows,
+    )(hh, h_prev, hidden, g, hidden_n, y)
 
 
 def gru_step_backward(cupy, g, hidden_n, h_prev, dy, dh, d, d_hidden):
@@ -244,14 +258,15 @@ def gru_step_backward(cupy, g, hidden_n, h_prev, dy, dh, d, d_hidden):
     """
     rows, hidden = dy.shape
     carry = cupy.empty_like(dy)
-    kernel = _kernel(
+    _per_unit(
         cupy,
         "rebind_rnn_gru_step_backward",
-        "raw T g, raw T hidden_n, raw T h_prev, raw T dy, raw T dh, int64 H",
+        "raw T g, raw T hidden_n, raw T h_prev, raw T dy, raw T dh",
         "raw T d, raw T d_hidden, raw T carry",
         _RNN_GRU_BACKWARD_BODY,
-    )
-    kernel(g, hidden_n, h_prev, dy, dh, hidden, d, d_hidden, carry, size=rows * hidden)
+        hidden,
+        rows,
+    )(g, hidden_n, h_prev, dy, dh, hidden, d, d_hidden, carry)
     return carry
 
 
@@ -305,14 +320,15 @@ def gru_cell_forward(cupy, i2h, h2h, h_prev):
     rows, hidden = h_prev.shape
     h = cupy.empty_like(h_prev)
     saved = cupy.empty((rows, 4 * hidden), dtype=h_prev.dtype)
-    kernel = _kernel(
+    _per_unit(
         cupy,
         "rebind_gru_cell_forward",
-        "raw T i2h, raw T h2h, raw T h_prev, int64 H",
+        "raw T i2h, raw T h2h, raw T h_prev",
         "raw T h, raw T saved",
         _GRU_CELL_FORWARD_BODY,
-    )
-    kernel(i2h, h2h, h_prev, hidden, h, saved, size=rows * hidden)
+        hidden,
+        rows,
+    )(i2h, h2h, h_prev, hidden, h, saved)
     return h, saved
 
 
@@ -324,12 +340,13 @@ def gru_cell_backward(cupy, saved, h_prev, d_out):
     d_i2h = cupy.empty((rows, 3 * hidden), dtype=h_prev.dtype)
     d_h2h = cupy.empty_like(d_i2h)
     d_h_prev = cupy.empty_like(h_prev)
-    kernel = _kernel(
+    _per_unit(
         cupy,
         "rebind_gru_cell_backward",
-        "raw T saved, raw T h_prev, raw T dh, int64 H",
+        "raw T saved, raw T h_prev, raw T dh",
         "raw T d_i2h, raw T d_h2h, raw T d_h_prev",
         _GRU_CELL_BACKWARD_BODY,
-    )
-    kernel(saved, h_prev, d_out, hidden, d_i2h, d_h2h, d_h_prev, size=rows * hidden)
+        hidden,
+        rows,
+    )(saved, h_prev, d_out, hidden, d_i2h, d_h2h, d_h_prev)
     return d_i2h, d_h2h, d_h_prev
