@@ -48,6 +48,14 @@ def runner(impl, params, batches):
     import numpy as np
 
     if impl in ("rebind", "mxnet"):
+        # fit's notices (already bound, epoch lines) are not the benchmark's output
+        import logging
+        import os
+        import warnings
+
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        os.environ["REBIND_PROGRESS"] = "0"
         if impl == "rebind":
             import rebind as mx
         else:

@@ -7,7 +7,8 @@ lengths spread over the buckets (fixed seed, 2 batches per bucket an epoch,
 shuffled). Measures
 
 * tokens per second of training (forward(is_train=True), backward, update per
-  batch, through the buckets in the epoch's order): rebind, MXNet 1.9.1,
+  batch, through the buckets in the epoch's order; ``BucketingModule.fit`` for
+  rebind and MXNet, as MXNet's lstm_bucketing example trains): rebind, MXNet 1.9.1,
   PyTorch (nn.LSTM) and a hand-written NumPy LSTM (``_numpy_lstm.py``); every
   implementation runs in its own process, one epoch at a time in alternating
   rounds (fair against load that comes and goes); tokens count the padded

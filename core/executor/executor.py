@@ -142,17 +142,16 @@ class Executor:
         if self._saved is None:
             raise RuntimeError(
                 "backward() needs a forward pass of this executor first (forward(is_train=True));"
-                " forward_backward() frees what forward kept, and an executor sharing memory "
+                " fit's training step frees what forward kept, and an executor sharing memory "
                 "with it (shared_exec) may have run forward since"
             )
         grads = self._head_grads(out_grads)
         plan = self._plan
         profiling = PROFILER.symbolic
-        # Inside single_backward() (Module.forward_backward, and so fit), what forward
-        # kept is dropped step by step as backward passes it, so the gradients being
-        # made reuse its memory, as MXNet's planner gives those buffers to the
-        # gradients. A second backward then needs a new forward: it raises instead of
-        # reading values that no longer hold. Elsewhere backward may run again.
+        # Inside single_backward() (fit's training step), what forward kept is dropped
+        # step by step as backward passes it, so the gradients being made reuse its
+        # memory, as MXNet's planner gives those buffers to the gradients. A second
+        # backward then needs a new forward. Elsewhere backward may run again.
         saved = self._saved
         release = getattr(_SINGLE, "active", False)
         if release:
@@ -410,9 +409,10 @@ _SINGLE = threading.local()
 def single_backward():
     """Within it, the caller runs one backward per forward: backward frees as it goes.
 
-    ``Module.forward_backward`` (and so ``fit``) runs its backward inside: each
-    step's saved forward values are dropped once that step's backward has run,
-    lowering the peak memory of a training step by what forward kept.
+    ``fit``'s training step runs inside: each step's saved forward values are
+    dropped once that step's backward has run, lowering the peak memory of a
+    training step by what forward kept. Outside it, as in MXNet, backward may
+    run again after one forward.
     """
     previous = getattr(_SINGLE, "active", False)
     _SINGLE.active = True

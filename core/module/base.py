@@ -21,7 +21,6 @@ from .. import initializer as init
 from .. import metric as metric_mod
 from .. import model
 from .. import ndarray as nd
-from ..executor.executor import single_backward
 from ..io import DataBatch, DataIter
 from .batch_fields import (
     batch_labels,
@@ -92,14 +91,9 @@ class BaseModule:
 
     # -- high-level API -----------------------------------------------------------------
     def forward_backward(self, data_batch):
-        """``forward(data_batch, is_train=True)`` then ``backward()``.
-
-        The backward frees what the forward kept as it goes (its memory goes to
-        the gradients), so a further ``backward()`` needs another ``forward``.
-        """
+        """``forward(data_batch, is_train=True)`` then ``backward()``."""
         self.forward(data_batch, is_train=True)
-        with single_backward():
-            self.backward()
+        self.backward()
 
     def score(
         self,

@@ -17,6 +17,7 @@ import attrs
 
 from .. import metric as metric_mod
 from ..errors import StopTraining
+from ..executor.executor import single_backward
 from ..model import BatchEndParam
 from ..registry import get_plugin_manager
 from . import resume
@@ -233,7 +234,11 @@ def _train_batches(module, s, epoch, eval_metric, hook):
 
 
 def _train_step(module, batch, eval_metric):
-    module.forward_backward(batch)
+    # fit runs one backward per forward: backward may free what forward kept as it
+    # goes (see executor.single_backward); a user's own forward_backward keeps it,
+    # as MXNet's lets backward run again
+    with single_backward():
+        module.forward_backward(batch)
     module.update()
     module.update_metric(eval_metric, batch_labels(batch), pre_sliced=isinstance(batch, list))
 
