@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind.executor.executor import single_backward
+from rebind.executor.executor import Executor, single_backward
 
 
 def _executor(ctx):
@@ -87,16 +87,18 @@ def test_a_users_forward_backward_may_backward_again_as_in_mxnet(ctx):
 
 
 def test_fit_frees_what_forward_kept_at_every_step(ctx, monkeypatch):
-    module = _module(ctx)
-    executor = module._exec_group.execs[0]
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    symbol = mx.sym.SoftmaxOutput(net, mx.sym.Variable("softmax_label"), name="softmax")
+    module = mx.mod.Module(symbol, context=ctx)
     kept_after_backward = []
-    backward = type(executor).backward
+    backward = Executor.backward
 
     def watched(self, *args, **kwargs):
         backward(self, *args, **kwargs)
         kept_after_backward.append(self._saved)
 
-    monkeypatch.setattr(type(executor), "backward", watched)
+    monkeypatch.setattr(Executor, "backward", watched)
     x = np.random.default_rng(0).uniform(-1, 1, (8, 6)).astype(np.float32)
     train = mx.io.NDArrayIter(x, np.array([0, 1, 2, 0, 1, 2, 0, 1], np.float32), batch_size=4)
     module.fit(train, num_epoch=2, optimizer_params={"learning_rate": 0.1})
