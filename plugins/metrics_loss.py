@@ -4,8 +4,6 @@ Registered under MXNet 1.9's names: ``loss``, ``torch`` and ``caffe``. They
 ignore the labels: a network whose outputs are losses is scored by their mean.
 """
 
-import numpy
-
 from rebind.hookspecs import hookimpl
 from rebind.metric import EvalMetric, asnumpy
 
@@ -29,8 +27,9 @@ class Loss(EvalMetric):
         if hasattr(preds, "asnumpy"):
             preds = [preds]
         for pred in preds:
-            values = asnumpy(pred)
-            total = float(numpy.sum(values))
+            data = getattr(pred, "_data", None)  # where it is (one number comes back)
+            values = asnumpy(pred) if data is None else data
+            total = float(values.sum())
             self.sum_metric += total
             self.global_sum_metric += total
             self.num_inst += values.size

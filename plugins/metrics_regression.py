@@ -9,7 +9,7 @@ NumPy code does, and accumulated as Python floats.
 import numpy
 
 from rebind.hookspecs import hookimpl
-from rebind.metric import EvalMetric, asnumpy, check_label_shapes
+from rebind.metric import EvalMetric, asnumpy, check_label_shapes, device_values
 
 __all__ = ["MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood"]
 
@@ -89,15 +89,15 @@ class RMSE(_PerBatchError):
 
 
 def _label_probabilities(label, pred, metric_name):
-    """The probability each row of ``pred`` gives to its label."""
-    label = asnumpy(label).ravel()
-    pred = asnumpy(pred)
+    """``(xp, p)``: the probability each row of ``pred`` gives to its label, where pred is."""
+    xp, label, pred = device_values(label, pred)
+    label = label.ravel()
     if label.shape[0] != pred.shape[0]:
         raise ValueError(
             f"{metric_name}: {label.shape[0]} labels for {pred.shape[0]} prediction rows "
             f"(label shape {label.shape}, prediction shape {pred.shape})"
         )
-    return pred[numpy.arange(label.shape[0]), label.astype(numpy.int64)]
+    return xp, pred[xp.arange(label.shape[0]), label.astype(numpy.int64)]
 
 
 class _LogLoss(EvalMetric):
@@ -117,8 +117,8 @@ class _LogLoss(EvalMetric):
         """Add the negative log-probabilities of every pair's labels."""
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds, strict=True):
-            prob = _label_probabilities(label, pred, self.name)
-            loss = float((-numpy.log(prob + self.eps)).sum())
+            xp, prob = _label_probabilities(label, pred, self.name)
+            loss = float((-xp.log(prob + self.eps)).sum())
             self.sum_metric += loss
             self.global_sum_metric += loss
             self.num_inst += prob.shape[0]

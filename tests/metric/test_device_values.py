@@ -41,3 +41,15 @@ def test_accuracy_and_perplexity_agree_with_their_host_computation(ctx):
     np.testing.assert_allclose(
         perplexity.get()[1], np.exp(-np.log(picked.astype(np.float64)).mean()), rtol=1e-5
     )
+
+
+def test_log_losses_and_loss_agree_with_their_host_computation(ctx):
+    scores, labels, _, label = _scores(ctx)
+    probs = scores / scores.sum(axis=1, keepdims=True)
+    picked = probs[np.arange(12), labels.astype(np.int64)].astype(np.float64)
+    for metric in (mx.metric.CrossEntropy(), mx.metric.NegativeLogLikelihood()):
+        metric.update([label], [mx.nd.array(probs, ctx=ctx)])
+        np.testing.assert_allclose(metric.get()[1], -np.log(picked + 1e-12).mean(), rtol=1e-5)
+    loss = mx.metric.Loss()
+    loss.update(None, [mx.nd.array(scores, ctx=ctx)])
+    np.testing.assert_allclose(loss.get()[1], scores.astype(np.float64).mean(), rtol=1e-5)
