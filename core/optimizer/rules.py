@@ -112,16 +112,7 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
         lr = kind(lr)
         decay, rate = lr * kind(wd), lr * kind(rescale)
         product = _scratch(weight.dtype, weight.size).reshape(weight.shape)
-        if mom is None:
-            if decay:
-                weight *= kind(1) - decay
-            weight -= np.multiply(grad, rate, out=product)
-            continue
-        mom *= kind(momentum)
-        if decay:
-            mom -= np.multiply(weight, decay, out=product)
-        mom -= np.multiply(grad, rate, out=product)
-        weight += mom
+        _sgd_piece(weight, grad, mom, product, decay, rate, kind(momentum))
 
 
 _FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -180,21 +171,24 @@ def _numpy_sgd_step(weight, grad, mom, decay, rate, momentum):
     flat_w, flat_g = weight.reshape(-1), grad.reshape(-1)
     flat_m = None if mom is None else mom.reshape(-1)
     scratch = _scratch(weight.dtype, min(weight.size, _PIECE))
-    keep = weight.dtype.type(1) - decay
     for start in range(0, weight.size, _PIECE):
-        w, g = flat_w[start : start + _PIECE], flat_g[start : start + _PIECE]
-        product = scratch[: w.size]
-        if flat_m is None:
-            if decay:
-                w *= keep
-            w -= np.multiply(g, rate, out=product)
-            continue
-        m = flat_m[start : start + _PIECE]
-        m *= momentum
+        piece = slice(start, start + _PIECE)
+        w, m = flat_w[piece], None if flat_m is None else flat_m[piece]
+        _sgd_piece(w, flat_g[piece], m, scratch[: w.size], decay, rate, momentum)
+
+
+def _sgd_piece(w, g, m, product, decay, rate, momentum):
+    """One SGD step on NumPy arrays of one shape, products written into ``product``."""
+    if m is None:
         if decay:
-            m -= np.multiply(w, decay, out=product)
-        m -= np.multiply(g, rate, out=product)
-        w += m
+            w *= w.dtype.type(1) - decay
+        w -= np.multiply(g, rate, out=product)
+        return
+    m *= momentum
+    if decay:
+        m -= np.multiply(w, decay, out=product)
+    m -= np.multiply(g, rate, out=product)
+    w += m
 
 
 def nag_step(weight, grad, mom, lr, wd, momentum, decay_weight=None):
