@@ -21,7 +21,7 @@ results can differ from the CPU's in the last bit.
 Kernels are compiled on first use; importing this module does not import CuPy.
 """
 
-__all__ = ["adam_step", "is_cupy_array", "ordered_scatter_add", "sgd_step"]
+__all__ = ["adam_step", "fusable", "is_cupy_array", "ordered_scatter_add", "sgd_step"]
 
 _KERNELS = {}
 
@@ -81,6 +81,31 @@ def ordered_scatter_add(cupy, target, rows, values):
 def is_cupy_array(array):
     """Whether ``array`` is a CuPy array (checked without importing CuPy)."""
     return type(array).__module__.startswith("cupy")
+
+
+_FUSED_DTYPES = ("float32", "float64")
+
+
+def fusable(*arrays, same_shape=False, contiguous=False):
+    """Whether these kernels take ``arrays``: CuPy float32/float64 arrays of one dtype.
+
+    None entries (an absent state) are skipped; ``same_shape`` and
+    ``contiguous`` ask for one shape and C-contiguous memory too. Anything
+    else (float16, NumPy arrays, mixed dtypes) runs the array operations.
+    """
+    present = [a for a in arrays if a is not None]
+    if not present or not is_cupy_array(present[0]):
+        return False
+    first = present[0]
+    if first.dtype.name not in _FUSED_DTYPES:
+        return False
+    return all(
+        is_cupy_array(a)
+        and a.dtype == first.dtype
+        and (not same_shape or a.shape == first.shape)
+        and (not contiguous or a.flags.c_contiguous)
+        for a in present
+    )
 
 
 def _kernel(cupy, name, in_params, out_params, body):

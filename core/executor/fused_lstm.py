@@ -21,6 +21,8 @@ in one launch instead of about twenty.
 
 import attrs
 
+from rebind.backends.cupy_kernels import fusable
+
 from ..ops.base import OpDef
 from . import fused_gru
 
@@ -48,7 +50,7 @@ def _not_for_symbols(p, in_shapes, out_shapes, aux_shapes):
 
 
 def _cell_forward(ctx, p, inputs, aux):
-    if _fused_gpu(ctx, inputs):
+    if fusable(*inputs):
         from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
         if p.kind == "gru":
@@ -111,17 +113,6 @@ def _part_shape(state, parts):
 
 def _dtype_of(grads):
     return next(g.dtype for g in grads if g is not None)
-
-
-_FUSED_DTYPES = ("float32", "float64")
-
-
-def _fused_gpu(ctx, inputs):
-    """On CuPy, with three float32/float64 inputs of one dtype: the fused kernels."""
-    if not type(inputs[0]).__module__.startswith("cupy"):
-        return False
-    dtype = inputs[0].dtype
-    return dtype.name in _FUSED_DTYPES and all(a.dtype == dtype for a in inputs)
 
 
 LSTM_CELL = OpDef(

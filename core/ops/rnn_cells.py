@@ -22,6 +22,8 @@ gate arithmetic. Arrays are kept in time order whatever the direction;
 Gate orders are MXNet's (and cuDNN's): LSTM [i, f, g, o], GRU [r, z, n].
 """
 
+from rebind.backends.cupy_kernels import fusable
+
 __all__ = ["CELLS"]
 
 
@@ -58,14 +60,11 @@ def _clip_cell(xp, c, clip):
     return clipped, inside
 
 
-def _fused_gpu(xp, clip, *arrays):
-    """Whether a step runs as one CuPy kernel: no clip, contiguous float32/float64 arrays."""
-    if clip or not xp.__name__.startswith("cupy") or any(a is None for a in arrays):
+def _fused_gpu(clip, *arrays):
+    """Whether a step runs as one CuPy kernel: no clip, every array there and fusable."""
+    if clip or any(a is None for a in arrays):
         return False
-    dtype = arrays[0].dtype
-    return dtype.name in ("float32", "float64") and all(
-        a.dtype == dtype and a.flags.c_contiguous for a in arrays
-    )
+    return fusable(*arrays, contiguous=True)
 
 
 class LSTMCell:
@@ -80,7 +79,7 @@ class LSTMCell:
         tanh_cells = xp.empty(y.shape, dtype=y.dtype)
         inside = xp.empty(y.shape, dtype=bool) if clip else None
         h, c = h0, c0
-        fused = _fused_gpu(xp, clip, xg, y, c0)
+        fused = _fused_gpu(clip, xg, y, c0)
         for t in _steps(length, reverse):
             g = xg[t]
             g += xp.matmul(h, whT)
@@ -106,7 +105,7 @@ class LSTMCell:
     def backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
         gates, cells, tanh_cells, inside = saved
         length, hidden = gates.shape[0], h0.shape[1]
-        fused = inside is None and _fused_gpu(xp, None, gates, dxg, dy, c0, dh, dc)
+        fused = inside is None and _fused_gpu(None, gates, dxg, dy, c0, dh, dc)
         for t in _steps(length, not reverse):
             prev = _previous(t, length, reverse)
             c_prev = c0 if prev is None else cells[prev]
@@ -144,7 +143,7 @@ class GRUCell:
         whT = wh.T
         hidden_n = xp.empty(y.shape, dtype=y.dtype)
         h = h0
-        fused = _fused_gpu(xp, None, xg, y, h0)
+        fused = _fused_gpu(None, xg, y, h0)
         for t in _steps(length, reverse):
             hh = xp.matmul(h, whT)
             hh += bh
@@ -174,7 +173,7 @@ class GRUCell:
         gates, hidden_n = saved
         length, hidden = gates.shape[0], h0.shape[1]
         dhg = xp.empty(dxg.shape, dtype=dxg.dtype)
-        fused = _fused_gpu(xp, None, gates, dxg, dy, y, h0, dh)
+        fused = _fused_gpu(None, gates, dxg, dy, y, h0, dh)
         for t in _steps(length, not reverse):
             prev = _previous(t, length, reverse)
             h_prev = h0 if prev is None else y[prev]

@@ -14,6 +14,8 @@ import threading
 
 import numpy as np
 
+from rebind.backends import cupy_kernels  # its kernels import CuPy only when called
+
 __all__ = [
     "clipped",
     "clipped_gradient",
@@ -79,9 +81,7 @@ def sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
     if _fits_pieces(weight, grad, mom):
         _numpy_sgd_step(weight, grad, mom, decay, rate, momentum)
         return
-    if _fused_gpu(weight, grad, mom):
-        from rebind.backends import cupy_kernels
-
+    if cupy_kernels.fusable(weight, grad, mom, same_shape=True):
         cupy_kernels.sgd_step(_cupy(), weight, grad, mom, decay, rate, momentum)
         return
     if mom is None:
@@ -113,24 +113,6 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
         decay, rate = lr * kind(wd), lr * kind(rescale)
         product = _scratch(weight.dtype, weight.size).reshape(weight.shape)
         _sgd_piece(weight, grad, mom, product, decay, rate, kind(momentum))
-
-
-_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _fused_gpu(weight, *others):
-    """Whether the arrays are CuPy float32/float64 arrays of one shape: one fused kernel.
-
-    Anything else (float16, a broadcast gradient, mixed dtypes) runs the array
-    operations.
-    """
-    if not type(weight).__module__.startswith("cupy") or weight.dtype not in _FUSED_DTYPES:
-        return False
-    return all(
-        a is None
-        or (type(a) is type(weight) and a.dtype == weight.dtype and a.shape == weight.shape)
-        for a in others
-    )
 
 
 def _cupy():
@@ -253,9 +235,7 @@ def adam_step(xp, weight, grad, mean, var, lr, beta1, beta2, epsilon):
     """
     kind = weight.dtype.type
     one, beta1, beta2, epsilon = kind(1), kind(beta1), kind(beta2), kind(epsilon)
-    if _fused_gpu(weight, grad, mean, var):
-        from rebind.backends import cupy_kernels
-
+    if cupy_kernels.fusable(weight, grad, mean, var, same_shape=True):
         cupy_kernels.adam_step(xp, weight, grad, mean, var, kind(lr), beta1, beta2, epsilon)
         return
     moving_average(mean, grad, beta1, one)

@@ -8,6 +8,7 @@ rounding, and leave every array they update changed in place.
 import numpy as np
 import pytest
 
+from rebind.backends.cupy_kernels import fusable
 from rebind.optimizer import rules
 
 
@@ -66,6 +67,6 @@ def test_the_gpu_runs_the_fused_kernels(ctx):
     with ctx.backend.device(ctx.device_id):
         w, g, m = _device(ctx, weight, grad, mom)
         on_gpu = ctx.device_type == "gpu"
-        assert rules._fused_gpu(w, g, m) is on_gpu
-        assert rules._fused_gpu(w, g[:4], m) is False  # shapes differ
-        assert rules._fused_gpu(w.astype("float16"), g, m) is False
+        assert fusable(w, g, m, same_shape=True) is on_gpu
+        assert fusable(w, g[:4], m, same_shape=True) is False  # shapes differ
+        assert fusable(w.astype("float16"), g, m, same_shape=True) is False
