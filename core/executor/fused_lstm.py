@@ -25,6 +25,7 @@ from rebind.backends.cupy_kernels import fusable
 
 from ..ops.base import OpDef
 from . import fused_gru
+from .inplace_grads import readers_of
 
 __all__ = ["GRU_CELL", "LSTM_CELL", "CellParams", "find_cells", "fused_cell_step", "place"]
 
@@ -154,10 +155,7 @@ class _Match:
 def find_cells(plan):
     """The LSTM cells of ``plan`` that one step can replace (see the module doc)."""
     producers = {slot: step for step in plan.steps for slot in step.outputs}
-    readers = {}
-    for step in plan.steps:
-        for slot in (*step.inputs, *step.aux):
-            readers.setdefault(slot, []).append(step)
+    readers = {slot: [s for s, _ in found] for slot, found in readers_of(plan).items()}
     found = []
     for step in plan.steps:
         match = _match_at(step, plan, producers, readers)

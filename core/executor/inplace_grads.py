@@ -14,18 +14,24 @@ import attrs
 
 from .fused_ops import PROJECTED_SOFTMAX_OUTPUT
 
-__all__ = ["mark"]
+__all__ = ["mark", "readers_of"]
 
 # readers whose backward returns the gradient of their data (input 0) as a new array
 _FRESH_DATA_GRADIENT = ("FullyConnected", PROJECTED_SOFTMAX_OUTPUT.name)
 
 
-def mark(plan):
-    """Let such activations write their gradient in place; returns the steps marked."""
+def readers_of(plan):
+    """slot -> ``[(step, input position)]`` of every step reading it (aux states included)."""
     readers = {}
     for step in plan.steps:
         for position, slot in enumerate((*step.inputs, *step.aux)):
             readers.setdefault(slot, []).append((step, position))
+    return readers
+
+
+def mark(plan):
+    """Let such activations write their gradient in place; returns the steps marked."""
+    readers = readers_of(plan)
     kept = plan.kept_slots
     marked = []
     for step in plan.steps:

@@ -157,10 +157,7 @@ def _column_major_products(plan):
     readers' data gradients follow that layout. Heads, arguments and single
     rows (a matrix-vector product) are left as they are.
     """
-    readers = {}
-    for step in plan.steps:
-        for position, slot in enumerate((*step.inputs, *step.aux)):
-            readers.setdefault(slot, []).append((step, position))
+    readers = inplace_grads.readers_of(plan)
     kept = plan.kept_slots
     found = []
     for step in plan.steps:
