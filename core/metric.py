@@ -11,7 +11,8 @@ are still reachable as ``mx.metric.Accuracy`` and so on (see ``__getattr__``).
 Metrics compute with MXNet's semantics: labels and predictions arrive as
 lists of NDArrays of any backend. Most copy them to the host with ``asnumpy``;
 Accuracy, Perplexity, CrossEntropy, NegativeLogLikelihood and Loss (fit's usual
-metrics) read them where they are, through ``device_values``, and bring back
+metrics) read them where they are (``device_values``; Loss, which has no
+labels, reads its outputs' arrays directly) and bring back
 one number per batch: on a GPU the batch's scores never cross to the host, on
 the CPU they are not copied.
 """
