@@ -7,6 +7,7 @@ from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
 from ..profiler import PROFILER
+from .codegen import no_gradient
 from .memory import memory_report
 from .reshaping import plain_plan, reshape_executor
 from .transfer import move_data, to_context
@@ -156,6 +157,12 @@ class Executor:
         release = getattr(_SINGLE, "active", False)
         if release:
             self._saved, self._replayable = None, False
+        function = None
+        if self._monitor is None and not profiling:
+            function = plan.backward_function()
+        if function is not None:
+            self._store_gradients(function(saved, grads, release))
+            return
         sums = set()  # ids of gradient sums made here, which later terms are added into
         for position in range(len(plan.steps) - 1, -1, -1):
             step = plan.steps[position]
@@ -175,11 +182,7 @@ class Executor:
                     for g, (shape, dtype) in zip(incoming, out_meta, strict=True)
                 ]
             if step.op.backward is None:
-                raise RuntimeError(
-                    f"backward: {step.op.name} node {step.name!r} has no gradient (MXNet: "
-                    "non-differentiable), yet a gradient reaches it; put stop_gradient after "
-                    "it or bind its inputs with grad_req='null'"
-                )
+                no_gradient(step)
             if profiling:
                 run = PROFILER.time_step("_backward_", step, step.op.backward)
                 in_grads = run(step.train_ctx, step.params, state, incoming, step.need_grad)
@@ -197,7 +200,7 @@ class Executor:
             for slot, grad, needed in zip(step.inputs, in_grads, step.need_grad, strict=True):
                 if needed and grad is not None:
                     _accumulate(grads, sums, slot, grad)
-        self._store_gradients(grads)
+        self._store_gradients([grads.get(slot) for slot in plan.arg_slots])
 
     def _head_grads(self, out_grads):
         plan, grads = self._plan, {}
@@ -267,24 +270,23 @@ class Executor:
             output._data = zeros
 
     def _store_gradients(self, grads):
-        adopted = set()
-        for slot, array, req in zip(
-            self._plan.arg_slots, self.grad_arrays, self._grad_reqs, strict=True
-        ):
+        """Put each argument's gradient (``grads``, in argument order) where grad_req says."""
+        adopted = []  # the kernels' arrays kept this pass: each may be kept once
+        for grad, array, req in zip(grads, self.grad_arrays, self._grad_reqs, strict=True):
             if req == "null" or array is None:
                 continue
-            grad = grads.get(slot)
             if grad is None:
                 if req == "write":
                     array._data[...] = 0
                 continue
+            data = array._data
             if req == "add":
-                array._data += grad
-            elif _fresh(grad, array, adopted):
+                data += grad
+            elif _fresh(grad, data) and not any(grad is kept for kept in adopted):
                 array._data = grad  # a fresh array of the kernel's: keep it, no copy
-                adopted.add(id(grad))
+                adopted.append(grad)
             else:
-                array._data[...] = grad
+                data[...] = grad
 
     # -- monitoring and parameters --------------------------------------------------------
     def set_monitor_callback(self, callback, monitor_all=False):
@@ -433,17 +435,16 @@ def _loss_heads(plan):
     return flags
 
 
-def _fresh(grad, array, adopted):
-    """Whether ``grad`` owns its memory and nothing else holds it, so it can be kept as is.
+def _fresh(grad, data):
+    """Whether ``grad`` owns its memory and can replace ``data``, a gradient's array.
 
     A gradient array that is itself a view (carved from a shared buffer, or
     sliced from a bigger array) is written into instead, keeping that sharing.
     """
     return (
         grad.base is None
-        and array._data.base is None
-        and id(grad) not in adopted
-        and grad.dtype == array._data.dtype
-        and grad.shape == array._data.shape
-        and grad is not array._data
+        and data.base is None
+        and grad is not data
+        and grad.shape == data.shape
+        and grad.dtype == data.dtype
     )

@@ -13,6 +13,7 @@ needed.
 from ..ops.base import OpContext
 from ..symbol.graph import topological_order
 from ..symbol.infer import arguments_and_aux, infer_graph_shapes
+from .codegen import generate_backward, generate_forward
 
 __all__ = ["GENERATED_STEPS_MAX", "Plan", "Step", "compile_plan"]
 
@@ -108,7 +109,7 @@ class Plan:
         self._plan_releases()
         # whether some step reads an input computed on another context (group2ctx)
         self.has_moves = any(step.moves for step in self.steps)
-        self._forwards = {}
+        self._forwards, self._backward = {}, None
 
     def forward_function(self, is_train):
         """The forward pass as one generated Python function (made once per mode).
@@ -125,8 +126,20 @@ class Plan:
         """
         if is_train not in self._forwards:
             generate = len(self.steps) <= GENERATED_STEPS_MAX
-            self._forwards[is_train] = _generate_forward(self, is_train) if generate else None
+            self._forwards[is_train] = generate_forward(self, is_train) if generate else None
         return self._forwards[is_train]
+
+    def backward_function(self):
+        """The backward pass as one generated function (``codegen.generate_backward``).
+
+        Made on first use after ``mark_gradients``, which decides what it
+        computes; None for plans of more than ``GENERATED_STEPS_MAX`` steps or
+        with inputs on other contexts (the executor's loop moves those).
+        """
+        if self._backward is None:
+            generate = len(self.steps) <= GENERATED_STEPS_MAX and not self.has_moves
+            self._backward = generate_backward(self) if generate else False
+        return self._backward or None
 
     def _step(self, node, slot_of, contexts):
         n_args = len(node.argument_names())
@@ -164,6 +177,7 @@ class Plan:
         BlockGrad (stop_gradient), whose input's gradient is zero, as in
         MXNet's zero propagation. Steps nothing reaches do not run backward.
         """
+        self._backward = None  # made again for these decisions
         requires = [False] * self.num_slots
         for slot, needed in zip(self.arg_slots, arg_needs_grad, strict=True):
             requires[slot] = needed
@@ -186,40 +200,6 @@ class Plan:
 
 # operators whose input gets a zero gradient whatever reaches their output
 GRADIENT_BLOCKERS = frozenset({"BlockGrad"})
-
-
-def _generate_forward(plan, is_train):
-    lines = ["def forward(args, aux):"]
-    lines += [f"    s{slot} = args[{i}]._data" for i, slot in enumerate(plan.arg_slots)]
-    lines += [f"    s{slot} = aux[{i}]._data" for i, slot in enumerate(plan.aux_slots)]
-    if is_train:
-        lines.append("    saved = []")
-    namespace = {}
-    for k, step in enumerate(plan.steps):
-        namespace[f"f{k}"] = step.op.forward
-        namespace[f"c{k}"] = step.train_ctx if is_train else step.infer_ctx
-        namespace[f"p{k}"] = step.params
-        inputs = ", ".join(f"s{slot}" for slot in step.inputs)
-        aux = ", ".join(f"s{slot}" for slot in step.aux)
-        lines.append(f"    r, state = f{k}(c{k}, p{k}, [{inputs}], [{aux}])")
-        if len(step.outputs) == 1:
-            lines.append(f"    s{step.outputs[0]} = r[0]")
-        else:  # a kernel may give fewer values than the node names (as the loop allows)
-            lines += [
-                f"    s{slot} = r[{j}] if len(r) > {j} else None"
-                for j, slot in enumerate(step.outputs)
-            ]
-        if is_train:
-            # output shapes/dtypes only where backward may have to fill in zeros
-            meta = "[(o.shape, o.dtype) for o in r]" if step.keeps_out_meta else "None"
-            lines.append(f"    saved.append((state, {meta}))")
-        lines += [f"    s{slot} = None" for slot in step.release]
-    heads = ", ".join(f"s{slot}" for slot in plan.head_slots)
-    lines.append(f"    return [{heads}], {'saved' if is_train else 'None'}")
-    mode = "training" if is_train else "inference"
-    code = compile("\n".join(lines), f"<rebind plan: {mode} forward>", "exec")
-    exec(code, namespace)  # noqa: S102 (source made above from slot numbers only)
-    return namespace["forward"]
 
 
 def compile_plan(symbol, contexts, arg_shapes, optimize=None):

@@ -412,15 +412,57 @@ def _run_branchy(ctx, monkeypatch, generated_max):
     return executor, results
 
 
-def test_generated_forward_equals_the_step_loop(ctx, monkeypatch):
+def test_generated_passes_equal_the_step_loops(ctx, monkeypatch):
     generated, expected = _run_branchy(ctx, monkeypatch, 10_000)
     looped, got = _run_branchy(ctx, monkeypatch, 0)
     assert generated._plan.forward_function(True) is not None
-    assert looped._plan.forward_function(True) is None  # too many steps: the loop runs
+    assert generated._plan.backward_function() is not None
+    # too many steps: the loops run
+    assert looped._plan.forward_function(True) is None
+    assert looped._plan.backward_function() is None
     assert len(got) == len(expected)
     for a_list, b_list in zip(got, expected, strict=True):
         for a, b in zip(a_list, b_list, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def _reused_twice():
+    """A value read by three steps and a head read again: sums of several terms."""
+    data = mx.sym.var("data")
+    hidden = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    mixed = mx.sym.tanh(hidden) * hidden + mx.sym.sigmoid(hidden) + data * data
+    return mx.sym.Group([mx.sym.MakeLoss(mx.sym.sum(mixed * mixed)), hidden])
+
+
+@pytest.mark.parametrize("grad_req", ["write", "add"])
+@pytest.mark.parametrize("single", [False, True])
+def test_generated_backward_sums_as_the_loop_does(ctx, monkeypatch, grad_req, single):
+    from rebind.executor import plan as plan_module
+    from rebind.executor.executor import single_backward
+
+    symbol = _reused_twice()
+    values = _values(symbol, seed=5, data=(3, 4))
+    results = []
+    for generated_max in (10_000, 0):
+        monkeypatch.setattr(plan_module, "GENERATED_STEPS_MAX", generated_max)
+        executor = symbol.simple_bind(ctx, grad_req=grad_req, data=(3, 4))
+        for name, value in values.items():
+            executor.arg_dict[name][:] = value
+        for _ in range(2):  # 'add' accumulates over passes
+            executor.forward(is_train=True)
+            head = mx.nd.ones((3, 4), ctx=ctx) * 0.5
+            if single:
+                with single_backward():
+                    executor.backward([None, head])
+            else:
+                executor.backward([None, head])
+        assert (executor._plan.backward_function() is None) == (generated_max == 0)
+        results.append({n: g.asnumpy() for n, g in executor.grad_dict.items()})
+    generated, looped = results
+    assert set(generated) == {"data", "fc_weight", "fc_bias"}
+    for name, value in looped.items():
+        np.testing.assert_array_equal(generated[name], value, err_msg=name)
+        assert np.abs(value).sum() > 0, name  # a gradient arrived
 
 
 def test_generated_forward_is_made_once_per_mode(ctx):
