@@ -59,10 +59,13 @@ def device_values(label, pred):
     must not be written: they are the module's outputs and the batch.
     """
     pred_ctx, data = getattr(pred, "context", None), getattr(pred, "_data", None)
-    if pred_ctx is None or data is None or getattr(label, "context", None) is None:
+    label_ctx = getattr(label, "context", None)
+    if pred_ctx is None or data is None or label_ctx is None:
         return numpy, asnumpy(label), asnumpy(pred)
-    if label.context != pred_ctx:
+    if label_ctx is not pred_ctx and label_ctx != pred_ctx:
         label = label.as_in_context(pred_ctx)
+    if type(data) is numpy.ndarray and type(label._data) is numpy.ndarray:
+        return numpy, label._data, data
     return pred_ctx.backend.xp, label._data, data
 
 

@@ -42,7 +42,7 @@ class Accuracy(EvalMetric):
             # on the device of the outputs: one number comes back per batch
             xp, label, pred = device_values(label, pred)
             if pred.shape != label.shape:
-                pred = xp.argmax(pred, axis=self.axis)
+                pred = pred.argmax(axis=self.axis)
             # indices are compared as int32, so float scores 2.7 and labels 2.0 both read 2
             pred = pred.astype(numpy.int32).ravel()
             label = label.astype(numpy.int32).ravel()

@@ -41,6 +41,7 @@ class Executor:
         self._memory_group = None  # executors sharing memory with this one (see MemoryGroup)
         self._released = None  # what the outputs read between passes (see _release_state)
         self._unit_heads = {}  # head index -> the ones a loss head's backward receives
+        self._grad_targets = None  # made by _store_gradients on first use
         # backward may run the training pass itself: nothing ran yet, or only inference
         self._replayable = True
 
@@ -271,20 +272,35 @@ class Executor:
 
     def _store_gradients(self, grads):
         """Put each argument's gradient (``grads``, in argument order) where grad_req says."""
-        adopted = []  # the kernels' arrays kept this pass: each may be kept once
-        for grad, array, req in zip(grads, self.grad_arrays, self._grad_reqs, strict=True):
-            if req == "null" or array is None:
-                continue
+        targets = self._grad_targets
+        if targets is None:  # (position, gradient NDArray, adds) of each gradient kept
+            pairs = enumerate(zip(self.grad_arrays, self._grad_reqs, strict=True))
+            targets = self._grad_targets = [
+                (k, array, req == "add")
+                for k, (array, req) in pairs
+                if req != "null" and array is not None
+            ]
+        adopted = set()  # ids of the kernels' arrays kept this pass: each is kept once
+        for k, array, adds in targets:
+            grad, data = grads[k], array._data
             if grad is None:
-                if req == "write":
-                    array._data[...] = 0
-                continue
-            data = array._data
-            if req == "add":
+                if not adds:
+                    data[...] = 0
+            elif adds:
                 data += grad
-            elif _fresh(grad, data) and not any(grad is kept for kept in adopted):
-                array._data = grad  # a fresh array of the kernel's: keep it, no copy
-                adopted.append(grad)
+            elif (
+                grad.base is None
+                and data.base is None
+                and grad is not data
+                and grad.shape == data.shape
+                and grad.dtype == data.dtype
+                and id(grad) not in adopted
+            ):
+                # a fresh array of the kernel's, owning its memory: kept, no copy (an
+                # array that is a view, of a shared buffer or a bigger array, is written
+                # into instead, keeping that sharing)
+                array._data = grad
+                adopted.add(id(grad))
             else:
                 data[...] = grad
 
@@ -433,18 +449,3 @@ def _loss_heads(plan):
         op = None if step is None else step.node.op
         flags.append(op is not None and op.is_loss and op.name != "Custom")
     return flags
-
-
-def _fresh(grad, data):
-    """Whether ``grad`` owns its memory and can replace ``data``, a gradient's array.
-
-    A gradient array that is itself a view (carved from a shared buffer, or
-    sliced from a bigger array) is written into instead, keeping that sharing.
-    """
-    return (
-        grad.base is None
-        and data.base is None
-        and grad is not data
-        and grad.shape == data.shape
-        and grad.dtype == data.dtype
-    )

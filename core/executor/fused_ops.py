@@ -142,6 +142,8 @@ def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):
         return [*p.fc_op.backward(ctx, p.fc_params, fc_saved, grad[:1], need_grad[:-1]), None]
     xp, (prob, label) = ctx.xp, softmax_saved
     rows, width = prob.shape
+    if xp is np and prob.flags.c_contiguous:
+        return _numpy_projected_backward(ctx, p, fc_saved, prob, label, need_grad)
     classes = label.reshape(-1)[:rows].astype(np.int64)
     # a label out of range has no one-hot entry: its row subtracts 0 from column 0,
     # which changes nothing, and nothing waits to learn whether any label is such
@@ -159,6 +161,44 @@ def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):
     finally:
         values[where] = kept
     return [*grads, None]
+
+
+def _numpy_projected_backward(ctx, p, fc_saved, prob, label, need_grad):
+    """``_projected_softmax_backward`` on the CPU: the labels' flat indices checked on the host.
+
+    The same values as the device form (one less at each row's label, nothing
+    for a label out of range), with fewer array operations: a CPU has nothing
+    to wait for when it looks at the labels.
+    """
+    rows, width = prob.shape
+    classes = label.reshape(-1)[:rows].astype(np.intp)
+    if rows and (classes.min() < 0 or classes.max() >= width):
+        inside = (classes >= 0) & (classes < width)
+        classes, rows_taken = classes[inside], np.flatnonzero(inside)
+    else:
+        rows_taken = _row_numbers(rows)
+    where = rows_taken * width + classes
+    values = prob.reshape(-1)
+    kept = values[where]
+    values[where] = kept - prob.dtype.type(1)
+    try:
+        grads = p.fc_op.backward(ctx, p.fc_params, fc_saved, [prob], need_grad[:-1])
+    finally:
+        values[where] = kept
+    return [*grads, None]
+
+
+_ROWS = {}  # rows -> arange(rows), read-only: batch sizes repeat
+
+
+def _row_numbers(rows):
+    numbers = _ROWS.get(rows)
+    if numbers is None:
+        numbers = np.arange(rows, dtype=np.intp)
+        numbers.flags.writeable = False
+        if len(_ROWS) < 64:
+            _ROWS[rows] = numbers
+    return numbers
 
 
 def _projected_arguments(p):

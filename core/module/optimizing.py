@@ -33,6 +33,7 @@ class OptimizingMixin:
         self._kvstore = None
         self._update_on_kvstore = None
         self._updater = None
+        self._local_update = None  # the one-device update's lists (see update)
         self._preload_opt_states = None
 
     def init_optimizer(
@@ -67,6 +68,7 @@ class OptimizingMixin:
         )
         self._optimizer, self._kvstore, self._update_on_kvstore = optimizer, store, on_store
         self._updater = None
+        self._local_update = None  # the one-device update's lists (see update)
         if store is not None:
             if self._compression_params:
                 store.set_gradient_compression(self._compression_params)
@@ -137,6 +139,18 @@ class OptimizingMixin:
             _update_params_on_kvstore(
                 group.param_arrays, group.grad_arrays, self._kvstore, group.param_names
             )
+        elif self._kvstore is None and len(group.execs) == 1:
+            # one device, no store: the updater gets the same three lists every step
+            # (made again when the group's per-name lists are: a new bind, a reshape)
+            local = self._local_update
+            if (
+                local is None
+                or local[0] is not group.param_arrays
+                or local[1] is not group.grad_arrays
+            ):
+                local = self._local_update = _local_update_lists(group)
+            if local[2]:
+                self._updater(local[2], local[3], local[4])
         else:
             _update_params(
                 group.param_arrays,
@@ -184,3 +198,20 @@ class OptimizingMixin:
             updater = self._updater
         if updater is not None and getattr(updater, "optimizer", None) is not None:
             self._optimizer = updater.optimizer
+
+
+def _local_update_lists(group):
+    """``(param_arrays, grad_arrays, indices, grads, weights)``: a one-device update's lists.
+
+    The updater's indices are MXNet's ``i * num_device + k`` with one device:
+    the parameter's position. Parameters without a gradient are left out.
+    """
+    kept = [
+        (index, grads[0], weights[0])
+        for index, (weights, grads) in enumerate(
+            zip(group.param_arrays, group.grad_arrays, strict=True)
+        )
+        if grads[0] is not None
+    ]
+    indices, grads, weights = ([entry[i] for entry in kept] for i in range(3))
+    return (group.param_arrays, group.grad_arrays, indices, grads, weights)

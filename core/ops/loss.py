@@ -110,6 +110,11 @@ def softmax_rows(xp, x, out):
         out /= out.sum()
         return out
     rows = max(1, _SOFTMAX_BLOCK // max(x.shape[1], 1)) if xp is np else x.shape[0]
+    if rows >= x.shape[0]:  # one block: the whole array
+        xp.subtract(x, x.max(axis=1, keepdims=True), out=out)
+        xp.exp(out, out=out)
+        out /= out.sum(axis=1, keepdims=True)
+        return out
     for start in range(0, x.shape[0], max(rows, 1)):
         block, result = x[start : start + rows], out[start : start + rows]
         xp.subtract(block, block.max(axis=1, keepdims=True), out=result)

@@ -178,15 +178,17 @@ class Optimizer:
     def _update_count(self, index):
         """Count one more update of ``index`` (or of each index of a list)."""
         indices = index if isinstance(index, (list, tuple)) else [index]
+        counts, begin, highest = self._index_update_count, self.begin_num_update, self.num_update
         for idx in indices:
-            count = self._index_update_count.get(idx, self.begin_num_update) + 1
-            self._index_update_count[idx] = count
-            self.num_update = max(count, self.num_update)
+            count = counts[idx] = counts.get(idx, begin) + 1
+            if count > highest:
+                highest = count
+        self.num_update = highest
 
     def _get_lrs(self, indices):
         """Learning rates of ``indices``: the current rate times each one's multiplier."""
         lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
-        return [lr * self._multiplier(index, self.lr_mult, "lr_mult") for index in indices]
+        return [lr * m for m in self._multipliers(indices, self.lr_mult, "lr_mult")]
 
     def _get_lr(self, index):
         """Learning rate of one index."""
@@ -194,11 +196,22 @@ class Optimizer:
 
     def _get_wds(self, indices):
         """Weight decays of ``indices``: ``wd`` times each one's multiplier."""
-        return [self.wd * self._multiplier(index, self.wd_mult, "wd_mult") for index in indices]
+        wd = self.wd
+        return [wd * m for m in self._multipliers(indices, self.wd_mult, "wd_mult")]
 
     def _get_wd(self, index):
         """Weight decay of one index."""
         return self._get_wds([index])[0]
+
+    def _multipliers(self, indices, mults, attribute):
+        """``_multiplier`` of each index (one look-up path when no param_dict is set)."""
+        if self.param_dict:
+            return [self._multiplier(index, mults, attribute) for index in indices]
+        names = self.idx2name
+        return [
+            mults[i] if i in mults else mults.get(names[i], 1.0) if i in names else 1.0
+            for i in indices
+        ]
 
     def _multiplier(self, index, mults, attribute):
         if index in self.param_dict:

@@ -102,17 +102,26 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
     The same float operations per weight as ``sgd_step``, so the same bits. A
     weight that fits one piece is updated through a scratch view of its shape,
     without the piece loop; larger ones and non-NumPy arrays go through
-    ``sgd_step``.
+    ``sgd_step``. The float32 (or float64) rates are made once per distinct
+    ``(dtype, lr, wd)``.
     """
+    rates = {}  # (dtype, lr, wd) -> (decay, rate, momentum) in that dtype
+    scratch = None
     for weight, grad, mom, lr, wd in zip(weights, grads, moms, lrs, wds, strict=True):
-        kind = weight.dtype.type
         if weight.size > _PIECE or not _fits_pieces(weight, grad, mom):
             sgd_step(weight, grad, mom, lr, wd, momentum, rescale)
             continue
-        lr = kind(lr)
-        decay, rate = lr * kind(wd), lr * kind(rescale)
-        product = _scratch(weight.dtype, weight.size).reshape(weight.shape)
-        _sgd_piece(weight, grad, mom, product, decay, rate, kind(momentum))
+        dtype = weight.dtype
+        key = (dtype, lr, wd)
+        scalars = rates.get(key)
+        if scalars is None:
+            kind = dtype.type
+            lr_ = kind(lr)
+            scalars = rates[key] = (lr_ * kind(wd), lr_ * kind(rescale), kind(momentum))
+        if scratch is None or scratch.dtype != dtype:
+            scratch = _scratch(dtype, _PIECE)
+        product = scratch[: weight.size].reshape(weight.shape)
+        _sgd_piece(weight, grad, mom, product, *scalars)
 
 
 def _cupy():
@@ -123,13 +132,14 @@ def _cupy():
 
 def _fits_pieces(weight, grad, mom):
     """Whether the arrays are NumPy arrays of one dtype, contiguous, so views of pieces work."""
-    dtype = weight.dtype
-    for a in (weight, grad, mom):
-        if a is None:
-            continue
-        if type(a) is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous:
-            return False
-    return True
+    ndarray, dtype = np.ndarray, weight.dtype
+    if type(weight) is not ndarray or type(grad) is not ndarray or grad.dtype != dtype:
+        return False
+    if not (weight.flags.c_contiguous and grad.flags.c_contiguous):
+        return False
+    if mom is None:
+        return True
+    return type(mom) is ndarray and mom.dtype == dtype and mom.flags.c_contiguous
 
 
 # one scratch piece per thread and dtype, reused by every step (kvstores update from threads)

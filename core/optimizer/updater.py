@@ -44,14 +44,16 @@ class Updater:
                 f"updater: {len(indices)} indices, {len(grads)} gradients and "
                 f"{len(weights)} weights; give one of each per parameter"
             )
-        indices = [i.decode() if isinstance(i, bytes) else i for i in indices]
+        indices = [i.decode() if type(i) is bytes else i for i in indices]
         if weights:
             _check_weight(weights[0], indices[0])
             set_context = getattr(self.optimizer, "_set_current_context", None)
             if set_context is not None:
                 set_context(weights[0].context.device_id)
+        states, synced = self.states, self.states_synced
         for idx, weight_i in zip(indices, weights, strict=True):
-            self._prepare_state(idx, weight_i)
+            if type(weight_i) is not NDArray or idx not in states or not synced.get(idx):
+                self._prepare_state(idx, weight_i)  # checks the weight; makes or moves the state
         size = getattr(self.optimizer, "aggregate_num", 0) or 0
         if size <= 0:
             states = [self.states[i] for i in indices]

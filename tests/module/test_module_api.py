@@ -162,6 +162,23 @@ def test_fixed_params_get_no_gradient_and_no_update(ctx):
     assert not np.array_equal(after["fc1_bias"], params["fc1_bias"])
 
 
+def test_update_after_a_forced_rebind_reaches_the_new_arrays(ctx):
+    # Module.update keeps its one-device lists between steps; a new binding makes new ones
+    params = random_params()
+    mod = bound_module(ctx, params=params)
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.3})
+    mod.forward_backward(_batch(ctx=ctx))
+    mod.update()
+    stepped = _params(mod)
+    mod.bind([("data", (8, 6))], [("softmax_label", (8,))], force_rebind=True)
+    mod.init_params(arg_params=to_nd(stepped), force_init=True)
+    mod.forward_backward(_batch(ctx=ctx))
+    mod.update()
+    expected = np_sgd_step(stepped, X, Y, lr=0.3, wd=0.0)
+    for name, value in _params(mod).items():
+        np.testing.assert_allclose(value, expected[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
 def test_lr_mult_attribute_reaches_the_optimizer(ctx):
     params = random_params()
     mod = mx.mod.Module(mlp(lr_mult=0.0), context=ctx)
