@@ -1,6 +1,5 @@
 """Executor: a symbol bound to arrays, running its plan forward and backward."""
 
-import contextlib
 import threading
 
 from ..errors import ShapeError
@@ -155,7 +154,7 @@ class Executor:
         # memory, as MXNet's planner gives those buffers to the gradients. A second
         # backward then needs a new forward. Elsewhere backward may run again.
         saved = self._saved
-        release = getattr(_SINGLE, "active", False)
+        release = _SINGLE.active
         if release:
             self._saved, self._replayable = None, False
         function = None
@@ -420,24 +419,38 @@ def _accumulate(grads, sums, slot, grad):
         sums.add(id(total))
 
 
-_SINGLE = threading.local()
+class _SingleBackward(threading.local):
+    """The flag ``single_backward`` sets, per thread (a class: entered once per batch)."""
+
+    active = False
 
 
-@contextlib.contextmanager
+class _SingleBackwardScope:
+    __slots__ = ("_flag", "_previous")
+
+    def __init__(self, flag):
+        self._flag = flag
+
+    def __enter__(self):
+        self._previous, self._flag.active = self._flag.active, True
+
+    def __exit__(self, *exc):
+        self._flag.active = self._previous
+        return False
+
+
+_SINGLE = _SingleBackward()
+
+
 def single_backward():
     """Within it, the caller runs one backward per forward: backward frees as it goes.
 
     ``fit``'s training step runs inside: each step's saved forward values are
     dropped once that step's backward has run, lowering the peak memory of a
     training step by what forward kept. Outside it, as in MXNet, backward may
-    run again after one forward.
+    run again after one forward. A context manager; it nests, per thread.
     """
-    previous = getattr(_SINGLE, "active", False)
-    _SINGLE.active = True
-    try:
-        yield
-    finally:
-        _SINGLE.active = previous
+    return _SingleBackwardScope(_SINGLE)
 
 
 def _loss_heads(plan):
