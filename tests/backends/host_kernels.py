@@ -1,0 +1,174 @@
+"""CuPy's ElementwiseKernel on the host: the GPU kernels' code compiled with the C++ compiler.
+
+The backend's CuPy kernels (``backends/cupy_kernels.py``,
+``backends/cupy_rnn_kernels.py``) are CUDA C++ bodies run by
+``cupy.ElementwiseKernel``. ``HostCupy`` stands in for the ``cupy`` module those
+functions receive: its ``ElementwiseKernel`` wraps the same body in a C++
+loop over ``i`` (the index CuPy gives each thread), compiles it with the
+machine's C++ compiler and runs it on NumPy arrays; every other attribute is
+NumPy's (``argsort`` stable, as CuPy's is). So the kernels' indexing and
+arithmetic are checked on any machine with a compiler, against the CPU's
+kernels, before a GPU ever runs them.
+
+What it models of CuPy: ``raw`` parameters are pointers indexed by flat
+position (the callers pass C-contiguous arrays); other parameters are the
+element at ``i`` (an input by value, an output by reference), broadcast like
+NumPy's; ``T`` is the dtype of the first array given for a ``T`` parameter;
+``size=`` sets the loop length. What it does not: threads run one after
+another here, so a kernel that relied on a particular interleaving would not
+be caught; CUDA's fused multiply-adds and ``-ftz`` are not reproduced, so
+results are compared with a float tolerance (indexing errors are not small).
+"""
+
+import ctypes
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["HostCupy", "compiler"]
+
+_C_TYPES = {
+    "int64": "long long",
+    "int32": "int",
+    "float32": "float",
+    "float64": "double",
+    "bool": "bool",
+}
+_NUMPY_TYPES = {"int64": np.int64, "int32": np.int32, "float32": np.float32, "float64": np.float64}
+
+
+def compiler():
+    """The C++ compiler's path, or None."""
+    return shutil.which("g++") or shutil.which("c++")
+
+
+def _parse(params, output):
+    parsed = []
+    for part in params.split(","):
+        words = part.split()
+        raw = words[0] == "raw"
+        kind, name = words[-2], words[-1]
+        parsed.append((raw, kind, name, output))
+    return parsed
+
+
+class _Kernel:
+    def __init__(self, host, in_params, out_params, body, name):
+        self._host, self._body, self.name = host, body, name
+        self._params = _parse(in_params, False) + _parse(out_params, True)
+        self._compiled = {}
+
+    def __call__(self, *args, size=None):
+        if len(args) != len(self._params):
+            raise TypeError(f"{self.name}: {len(self._params)} arguments, got {len(args)}")
+        dtype = self._type_of(args)
+        shape = np.broadcast_shapes(
+            *(np.shape(a) for a, (raw, *_) in zip(args, self._params, strict=True) if not raw)
+        )
+        count = int(np.prod(shape)) if size is None else int(size)
+        pointers, strides, keep = [], [], []
+        for value, (raw, kind, name, output) in zip(args, self._params, strict=True):
+            array, stride = self._argument(value, raw, kind, name, output, dtype, shape)
+            keep.append(array)
+            pointers.append(array.ctypes.data)
+            strides.append(stride)
+        function = self._function(dtype)
+        function(
+            (ctypes.c_void_p * len(pointers))(*pointers),
+            (ctypes.c_longlong * len(strides))(*strides),
+            ctypes.c_longlong(count),
+        )
+
+    def _type_of(self, args):
+        for value, (_, kind, _, _) in zip(args, self._params, strict=True):
+            if kind == "T" and isinstance(value, np.ndarray):
+                return value.dtype
+        raise TypeError(f"{self.name}: no array gives the type T")
+
+    def _argument(self, value, raw, kind, name, output, dtype, shape):
+        wanted = dtype if kind == "T" else np.dtype(_NUMPY_TYPES[kind])
+        if raw:
+            if not (isinstance(value, np.ndarray) and value.flags.c_contiguous):
+                raise ValueError(f"{self.name}: raw {name!r} must be a C-contiguous array")
+            if value.dtype != wanted:
+                raise TypeError(f"{self.name}: raw {name!r} is {value.dtype}, expected {wanted}")
+            return value, 0
+        if output:
+            if not (isinstance(value, np.ndarray) and value.flags.c_contiguous):
+                raise ValueError(f"{self.name}: output {name!r} must be a C-contiguous array")
+            if value.shape != tuple(shape) or value.dtype != wanted:
+                raise ValueError(f"{self.name}: output {name!r} is {value.shape} {value.dtype}")
+            return value, 1
+        array = np.asarray(value, dtype=wanted)
+        if array.size == 1:
+            return np.ascontiguousarray(array.reshape(1)), 0
+        return np.ascontiguousarray(np.broadcast_to(array, shape)), 1
+
+    def _function(self, dtype):
+        function = self._compiled.get(dtype)
+        if function is None:
+            function = self._compiled[dtype] = self._host.build(self._source(dtype))
+        return function
+
+    def _source(self, dtype):
+        lines = [
+            "#include <cmath>",
+            "using std::exp; using std::tanh; using std::sqrt; using std::log; using std::abs;",
+            f"typedef {_C_TYPES[np.dtype(dtype).name]} T;",
+            'extern "C" void run(void** p, const long long* s, long long size) {',
+            "  for (long long i = 0; i < size; ++i) {",
+        ]
+        for k, (raw, kind, name, output) in enumerate(self._params):
+            c_type = "T" if kind == "T" else _C_TYPES[kind]
+            if raw:
+                const = "" if output else "const "
+                lines.append(f"    {const}{c_type}* {name} = ({const}{c_type}*)p[{k}];")
+            elif output:
+                lines.append(f"    {c_type}& {name} = (({c_type}*)p[{k}])[s[{k}] * i];")
+            else:
+                lines.append(f"    const {c_type} {name} = ((const {c_type}*)p[{k}])[s[{k}] * i];")
+        lines += ["    {", self._body, "    }", "  }", "}"]
+        return "\n".join(lines)
+
+
+class HostCupy:
+    """The part of the ``cupy`` module the kernels' callers use, on NumPy and a C++ compiler."""
+
+    def __init__(self, build_dir=None):
+        self._dir = Path(build_dir or tempfile.mkdtemp(prefix="rebind-host-kernels-"))
+        self._kernels = {}
+
+    def ElementwiseKernel(self, in_params, out_params, body, name):  # noqa: N802 (CuPy's name)
+        key = (in_params, out_params, body, name)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            kernel = self._kernels[key] = _Kernel(self, in_params, out_params, body, name)
+        return kernel
+
+    @staticmethod
+    def argsort(a, axis=-1):
+        return np.argsort(a, axis=axis, kind="stable")
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    def build(self, source):
+        """Compile ``source`` into a shared library; its ``run`` function."""
+        digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+        library = self._dir / f"kernel_{digest}.so"
+        if not library.exists():
+            path = self._dir / f"kernel_{digest}.cpp"
+            path.write_text(source)
+            command = [compiler(), "-O2", "-ffp-contract=off", "-shared", "-fPIC", "-o"]
+            done = subprocess.run(
+                [*command, str(library), str(path)], capture_output=True, text=True, check=False
+            )
+            if done.returncode != 0:
+                raise RuntimeError(f"the kernel does not compile:\n{done.stderr}\n{source}")
+        function = ctypes.CDLL(str(library)).run
+        function.restype = None
+        return function

@@ -1,0 +1,258 @@
+"""The GPU backend's CuPy kernels, compiled for the host, against the CPU's kernels.
+
+``HostCupy`` (host_kernels.py) runs each kernel's CUDA C++ body in a C++ loop
+on NumPy arrays, through the same Python functions the GPU backend calls. The
+update rules and the scatter-add must give the CPU's values bit for bit (the
+same float operations in the same order; CUDA may contract a multiply-add,
+the host build does not); the recurrent steps the CPU's values to float
+rounding (libm's tanh against NumPy's); the cells' backward kernels the
+finite differences of their forward kernels, in float64. These run without a
+GPU; the GPU suite (``-m gpu``) runs the kernels themselves.
+"""
+
+import numpy as np
+import pytest
+
+from rebind.backends import cupy_kernels, cupy_rnn_kernels
+from rebind.ops import rnn_cells
+from rebind.optimizer import rules
+
+from .host_kernels import HostCupy, compiler
+
+pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
+
+
+@pytest.fixture(scope="module")
+def host_cupy(tmp_path_factory):
+    return HostCupy(tmp_path_factory.mktemp("kernels"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_kernel_cache(monkeypatch):
+    # the module caches compiled kernels by name; a real CuPy kernel must not be reused here
+    monkeypatch.setattr(cupy_kernels, "_KERNELS", {})
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+# -- update rules ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("momentum", "wd"), [(0.9, 1e-3), (0.9, 0.0), (0.0, 1e-3), (0.0, 0.0)])
+def test_sgd_kernel_equals_the_numpy_rule(host_cupy, dtype, momentum, wd):
+    rng = _rng(0)
+    weight, grad, mom = (rng.standard_normal(300).astype(dtype) for _ in range(3))
+    kind = np.dtype(dtype).type
+    lr, rescale = kind(0.1), kind(0.5)
+    decay, rate = lr * kind(wd), lr * kind(rescale)
+    w, m = weight.copy(), mom.copy()
+    state = m if momentum else None
+    cupy_kernels.sgd_step(host_cupy, w, grad, state, decay, rate, kind(momentum))
+    expected_w, expected_m = weight.copy(), mom.copy()
+    rules.sgd_step(expected_w, grad, expected_m if momentum else None, 0.1, wd, momentum, 0.5)
+    np.testing.assert_array_equal(w, expected_w)
+    np.testing.assert_array_equal(m, expected_m)
+    assert not np.array_equal(w, weight)
+
+
+def test_adam_kernel_equals_the_numpy_rule(host_cupy):
+    rng = _rng(1)
+    weight, grad, mean = (rng.standard_normal(500).astype(np.float32) for _ in range(3))
+    var = np.abs(rng.standard_normal(500)).astype(np.float32)
+    f32 = np.float32
+    got = [a.copy() for a in (weight, mean, var)]
+    cupy_kernels.adam_step(
+        host_cupy, got[0], grad, got[1], got[2], f32(0.01), f32(0.9), f32(0.999), f32(1e-8)
+    )
+    expected = [a.copy() for a in (weight, mean, var)]
+    rules.adam_step(np, expected[0], grad, expected[1], expected[2], 0.01, 0.9, 0.999, 1e-8)
+    for value, reference in zip(got, expected, strict=True):
+        np.testing.assert_allclose(value, reference, rtol=2e-7, atol=0)
+
+
+@pytest.mark.parametrize("width", [1, 7])
+def test_ordered_scatter_add_equals_numpy_add_at(host_cupy, width):
+    rng = _rng(2)
+    rows = rng.integers(0, 5, 40)
+    values = rng.standard_normal((40, width)).astype(np.float32) * 1e3
+    target = rng.standard_normal((5, width)).astype(np.float32)
+    got = target.copy()
+    cupy_kernels.ordered_scatter_add(host_cupy, got, rows, values)
+    expected = target.copy()
+    np.add.at(expected, rows, values)
+    np.testing.assert_array_equal(got, expected)  # the same additions in the same order
+
+
+# -- the RNN operator's steps -----------------------------------------------------------
+
+ROWS, HIDDEN = 3, 4
+
+
+def _lstm_case(seed):
+    rng = _rng(seed)
+    xg = rng.standard_normal((1, ROWS, 4 * HIDDEN)).astype(np.float32)
+    wh = rng.standard_normal((4 * HIDDEN, HIDDEN)).astype(np.float32) * 0.5
+    h0, c0 = (rng.standard_normal((ROWS, HIDDEN)).astype(np.float32) for _ in range(2))
+    return xg, wh, h0, c0
+
+
+def test_lstm_step_kernels_equal_the_cpu_step(host_cupy):
+    xg, wh, h0, c0 = _lstm_case(3)
+    y = np.empty((1, ROWS, HIDDEN), np.float32)
+    _, c_cpu, saved = rnn_cells.LSTMCell.forward(np, xg.copy(), wh, None, h0, c0, y, False, None)
+    gates_cpu, cells_cpu, tanh_cpu, _ = saved
+
+    g = xg[0] + h0 @ wh.T  # the step's gates before activation, as the GPU step gets them
+    c, tanh_c, y_gpu = (np.empty((ROWS, HIDDEN), np.float32) for _ in range(3))
+    cupy_rnn_kernels.lstm_step_forward(host_cupy, g, c0, c, tanh_c, y_gpu)
+    close = {"rtol": 1e-5, "atol": 1e-6}
+    np.testing.assert_allclose(g, gates_cpu[0], **close)  # activated in place
+    np.testing.assert_allclose(c, cells_cpu[0], **close)
+    np.testing.assert_allclose(tanh_c, tanh_cpu[0], **close)
+    np.testing.assert_allclose(y_gpu, y[0], **close)
+
+    rng = _rng(4)
+    dy, dh, dc = (rng.standard_normal((ROWS, HIDDEN)).astype(np.float32) for _ in range(3))
+    dxg = np.empty_like(xg)
+    _, dh_cpu, dc_cpu = rnn_cells.LSTMCell.backward(
+        np, saved, wh, h0, c0, y, dy[None], dh, dc, False, dxg
+    )
+    d = np.empty((ROWS, 4 * HIDDEN), np.float32)
+    dc_prev = cupy_rnn_kernels.lstm_step_backward(host_cupy, g, tanh_c, c0, dy, dh, dc, d)
+    np.testing.assert_allclose(d, dxg[0], **close)
+    np.testing.assert_allclose(dc_prev, dc_cpu, **close)
+    np.testing.assert_allclose(d @ wh, dh_cpu, **close)
+    assert np.abs(d).sum() > 0
+
+
+def test_gru_step_kernels_equal_the_cpu_step(host_cupy):
+    rng = _rng(5)
+    xg = rng.standard_normal((1, ROWS, 3 * HIDDEN)).astype(np.float32)
+    wh = rng.standard_normal((3 * HIDDEN, HIDDEN)).astype(np.float32) * 0.5
+    bh = rng.standard_normal(3 * HIDDEN).astype(np.float32)
+    h0 = rng.standard_normal((ROWS, HIDDEN)).astype(np.float32)
+    y = np.empty((1, ROWS, HIDDEN), np.float32)
+    _, _, saved = rnn_cells.GRUCell.forward(np, xg.copy(), wh, bh, h0, None, y, False, None)
+    gates_cpu, hidden_n_cpu = saved
+
+    g = xg[0].copy()
+    hh = h0 @ wh.T + bh
+    hidden_n, y_gpu = (np.empty((ROWS, HIDDEN), np.float32) for _ in range(2))
+    cupy_rnn_kernels.gru_step_forward(host_cupy, g, hh, h0, hidden_n, y_gpu)
+    close = {"rtol": 1e-5, "atol": 1e-6}
+    np.testing.assert_allclose(g, gates_cpu[0], **close)
+    np.testing.assert_allclose(hidden_n, hidden_n_cpu[0], **close)
+    np.testing.assert_allclose(y_gpu, y[0], **close)
+
+    dy, dh = (rng.standard_normal((ROWS, HIDDEN)).astype(np.float32) for _ in range(2))
+    dxg = np.empty_like(xg)
+    dhg, dh_cpu, _ = rnn_cells.GRUCell.backward(
+        np, saved, wh, h0, None, y, dy[None], dh, None, False, dxg
+    )
+    d, d_hidden = (np.empty((ROWS, 3 * HIDDEN), np.float32) for _ in range(2))
+    carry = cupy_rnn_kernels.gru_step_backward(host_cupy, g, hidden_n, h0, dy, dh, d, d_hidden)
+    np.testing.assert_allclose(d, dxg[0], **close)
+    np.testing.assert_allclose(d_hidden, dhg[0], **close)
+    np.testing.assert_allclose(d_hidden @ wh + carry, dh_cpu, **close)
+
+
+# -- the fused cells of unrolled LSTMCell / GRUCell graphs ------------------------------
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def _lstm_cell_reference(i2h, h2h, c_prev):
+    """MXNet's LSTMCell: gates in, forget, transform, out along the 4H axis."""
+    gates = i2h + h2h
+    a, b, z, d = np.split(gates, 4, axis=1)
+    c = _sigmoid(b) * c_prev + _sigmoid(a) * np.tanh(z)
+    return c, _sigmoid(d) * np.tanh(c)
+
+
+def _gru_cell_reference(i2h, h2h, h_prev):
+    """MXNet's GRUCell: reset, update, candidate along the 3H axis."""
+    ir, iz, i_n = np.split(i2h, 3, axis=1)
+    hr, hz, h_n = np.split(h2h, 3, axis=1)
+    reset, update = _sigmoid(ir + hr), _sigmoid(iz + hz)
+    candidate = np.tanh(i_n + reset * h_n)
+    return (1 - update) * candidate + update * h_prev
+
+
+def _numeric_gradient(loss, arrays, eps=1e-6):
+    grads = []
+    for array in arrays:
+        grad = np.zeros_like(array)
+        for index in np.ndindex(array.shape):
+            keep = array[index]
+            array[index] = keep + eps
+            up = loss()
+            array[index] = keep - eps
+            down = loss()
+            array[index] = keep
+            grad[index] = (up - down) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+def test_lstm_cell_kernels_follow_the_cell_and_its_gradient(host_cupy):
+    rng = _rng(6)
+    i2h, h2h = (rng.standard_normal((ROWS, 4 * HIDDEN)) for _ in range(2))
+    c_prev = rng.standard_normal((ROWS, HIDDEN))
+    c, h, saved = cupy_rnn_kernels.lstm_cell_forward(host_cupy, i2h, h2h, c_prev)
+    expected_c, expected_h = _lstm_cell_reference(i2h, h2h, c_prev)
+    np.testing.assert_allclose(c, expected_c, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(h, expected_h, rtol=1e-12, atol=1e-13)
+
+    weight_c, weight_h = (rng.standard_normal((ROWS, HIDDEN)) for _ in range(2))
+
+    def loss():
+        c, h, _ = cupy_rnn_kernels.lstm_cell_forward(host_cupy, i2h, h2h, c_prev)
+        return float((weight_c * c).sum() + (weight_h * h).sum())
+
+    d_gates, d_c_prev = cupy_rnn_kernels.lstm_cell_backward(
+        host_cupy, saved, c_prev, weight_c, weight_h
+    )
+    numeric_gates, numeric_c_prev = _numeric_gradient(loss, [i2h, c_prev])
+    np.testing.assert_allclose(d_gates, numeric_gates, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(d_c_prev, numeric_c_prev, rtol=1e-6, atol=1e-8)
+    # no gradient for c (None): the kernel reads zeros
+    only_h, _ = cupy_rnn_kernels.lstm_cell_backward(host_cupy, saved, c_prev, None, weight_h)
+    zeros_c, _ = cupy_rnn_kernels.lstm_cell_backward(
+        host_cupy, saved, c_prev, np.zeros_like(c_prev), weight_h
+    )
+    np.testing.assert_array_equal(only_h, zeros_c)
+
+
+def test_gru_cell_kernels_follow_the_cell_and_its_gradient(host_cupy):
+    rng = _rng(7)
+    i2h, h2h = (rng.standard_normal((ROWS, 3 * HIDDEN)) for _ in range(2))
+    h_prev = rng.standard_normal((ROWS, HIDDEN))
+    h, saved = cupy_rnn_kernels.gru_cell_forward(host_cupy, i2h, h2h, h_prev)
+    np.testing.assert_allclose(h, _gru_cell_reference(i2h, h2h, h_prev), rtol=1e-12, atol=1e-13)
+    weight = rng.standard_normal((ROWS, HIDDEN))
+
+    def loss():
+        h, _ = cupy_rnn_kernels.gru_cell_forward(host_cupy, i2h, h2h, h_prev)
+        return float((weight * h).sum())
+
+    d_i2h, d_h2h, d_h_prev = cupy_rnn_kernels.gru_cell_backward(host_cupy, saved, h_prev, weight)
+    numeric = _numeric_gradient(loss, [i2h, h2h, h_prev])
+    for got, expected in zip((d_i2h, d_h2h, d_h_prev), numeric, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_a_wrong_index_in_a_kernel_body_is_caught(host_cupy, monkeypatch):
+    # the harness is only worth its checks if a kernel with a slip fails them
+    body = cupy_rnn_kernels._LSTM_FORWARD_BODY.replace("gates + 2 * H]", "gates + H]", 1)
+    monkeypatch.setattr(cupy_rnn_kernels, "_LSTM_FORWARD_BODY", body)
+    rng = _rng(8)
+    i2h, h2h = (rng.standard_normal((ROWS, 4 * HIDDEN)) for _ in range(2))
+    c_prev = rng.standard_normal((ROWS, HIDDEN))
+    c, _, _ = cupy_rnn_kernels.lstm_cell_forward(host_cupy, i2h, h2h, c_prev)
+    expected_c, _ = _lstm_cell_reference(i2h, h2h, c_prev)
+    assert not np.allclose(c, expected_c, rtol=1e-3)
