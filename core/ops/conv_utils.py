@@ -21,6 +21,8 @@ import math
 import attrs
 import numpy
 
+from rebind.backends.cupy_kernels import fusable
+
 __all__ = [
     "Window",
     "conv_out_size",
@@ -257,6 +259,11 @@ def col2im(xp, cols, window, channels, batch, batch_last):
         return cols.reshape(
             (channels, *window.size, batch) if batch_last else (channels, batch, *window.size)
         )
+    if fusable(cols) and len(window.kernel) <= 3:  # one kernel on the GPU, the same sums
+        from rebind.backends import cupy_window_kernels
+
+        padded = cupy_window_kernels.col2im(xp, cols, window, channels, batch, batch_last)
+        return crop_spatial(padded, window, first)
     shape = (channels, *window.padded, batch) if batch_last else (channels, batch, *window.padded)
     padded = xp.zeros(shape, dtype=cols.dtype)
     for position in window.positions():

@@ -10,6 +10,8 @@ does on ties.
 import attrs
 import numpy
 
+from rebind.backends.cupy_kernels import fusable
+
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
     SPATIAL_NAMES,
@@ -165,6 +167,11 @@ def _window_forward(ctx, p, x, window, work):
     xp = ctx.xp
     fill = _lowest(x.dtype) if p.pool_type == "max" else 0
     padded = pad_spatial(xp, x, window, 2, fill)
+    if p.pool_type == "max" and _one_kernel(window, padded):
+        from rebind.backends import cupy_window_kernels
+
+        padded = xp.ascontiguousarray(padded)
+        return cupy_window_kernels.max_pool_forward(xp, padded, window), padded
     taps = [padded[window.taps(position, 2)] for position in window.positions()]
     if p.pool_type == "max":
         out = xp.maximum(taps[0], taps[1]) if len(taps) > 1 else taps[0].copy()
@@ -224,6 +231,11 @@ def _spread_backward(ctx, p, padded, out, grad, window, dx, work):
             target[...] = part
 
 
+def _one_kernel(window, *arrays):
+    """Whether max pooling runs as one CuPy kernel (float32/float64 on a GPU, up to 3-D)."""
+    return fusable(*arrays) and len(window.kernel) <= 3
+
+
 def _window_backward(ctx, p, padded, out, grad, window, work):
     xp = ctx.xp
     tiled = not window.overlapping and all(
@@ -231,6 +243,12 @@ def _window_backward(ctx, p, padded, out, grad, window, work):
         for o, s, n, e in zip(window.out, window.stride, window.padded, window.extent, strict=True)
     )
     # Where the windows tile the input every element is written; elsewhere gaps stay 0.
+    if p.pool_type == "max" and padded.dtype == work and _one_kernel(window, padded, out, grad):
+        from rebind.backends import cupy_window_kernels
+
+        padded = xp.ascontiguousarray(padded)
+        dx = cupy_window_kernels.max_pool_backward(xp, padded, out, grad, window)
+        return xp.ascontiguousarray(crop_spatial(dx, window, 2))
     dx = (xp.empty if tiled else xp.zeros)(padded.shape, dtype=work)
     if p.pool_type == "max":
         _max_backward(xp, padded, out, grad, window, dx)

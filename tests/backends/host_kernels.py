@@ -38,7 +38,13 @@ _C_TYPES = {
     "float64": "double",
     "bool": "bool",
 }
-_NUMPY_TYPES = {"int64": np.int64, "int32": np.int32, "float32": np.float32, "float64": np.float64}
+_NUMPY_TYPES = {
+    "int64": np.int64,
+    "int32": np.int32,
+    "float32": np.float32,
+    "float64": np.float64,
+    "bool": np.bool_,
+}
 
 
 def compiler():

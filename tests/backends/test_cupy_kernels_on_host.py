@@ -256,3 +256,86 @@ def test_a_wrong_index_in_a_kernel_body_is_caught(host_cupy, monkeypatch):
     c, _, _ = cupy_rnn_kernels.lstm_cell_forward(host_cupy, i2h, h2h, c_prev)
     expected_c, _ = _lstm_cell_reference(i2h, h2h, c_prev)
     assert not np.allclose(c, expected_c, rtol=1e-3)
+
+
+# -- sliding windows: col2im and max pooling --------------------------------------------
+
+WINDOWS = {
+    # name: (kernel, stride, dilate, pad, spatial size)
+    "lenet 5x5": ((5, 5), (1, 1), (1, 1), (0, 0), (12, 12)),
+    "2x2 tiles": ((2, 2), (2, 2), (1, 1), (0, 0), (8, 6)),
+    "3x3 s2 padded": ((3, 3), (2, 2), (1, 1), (1, 1), (7, 9)),
+    "dilated 1-D": ((3,), (1,), (2,), (1,), (11,)),
+    "3-D": ((2, 3, 2), (1, 2, 2), (1, 1, 1), (0, 1, 0), (4, 5, 4)),
+}
+
+
+def _window(kernel, stride, dilate, pad, size):
+    from rebind.ops.conv_utils import Window, conv_out_size
+
+    out = tuple(conv_out_size(*g) for g in zip(size, kernel, stride, dilate, pad, strict=True))
+    return Window(kernel, stride, dilate, pad, size, out)
+
+
+@pytest.mark.parametrize("batch_last", [True, False])
+@pytest.mark.parametrize("name", list(WINDOWS))
+def test_col2im_kernel_equals_the_cpu_sums(host_cupy, name, batch_last):
+    from rebind.backends import cupy_window_kernels
+    from rebind.ops.conv_utils import col2im, crop_spatial
+
+    window = _window(*WINDOWS[name])
+    channels, batch = 2, 3
+    rows = channels * int(np.prod(window.kernel))
+    cols = _rng(9).standard_normal((rows, int(np.prod(window.out)) * batch)).astype(np.float32)
+    expected = col2im(np, cols, window, channels, batch, batch_last)
+    padded = cupy_window_kernels.col2im(host_cupy, cols, window, channels, batch, batch_last)
+    got = crop_spatial(padded, window, 1 if batch_last else 2)
+    np.testing.assert_array_equal(got, expected)  # the same sums in the same order
+
+
+class _MaxPool:
+    pool_type = "max"
+
+
+class _Host:
+    xp = np
+
+
+def _pool_input(seed, window, ties):
+    rng = _rng(seed)
+    shape = (2, 3, *window.size)
+    if ties:  # few distinct values: windows hold several maxima
+        return rng.integers(0, 3, shape).astype(np.float32)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("name", ["2x2 tiles", "3x3 s2 padded", "dilated 1-D", "3-D"])
+def test_max_pool_kernels_equal_the_cpu_pooling(host_cupy, name, ties):
+    from rebind.backends import cupy_window_kernels
+    from rebind.ops import pooling
+    from rebind.ops.conv_utils import crop_spatial
+
+    window = _window(*WINDOWS[name])
+    x = _pool_input(10, window, ties)
+    out, padded = pooling._window_forward(_Host, _MaxPool, x, window, np.float32)
+    got_out = cupy_window_kernels.max_pool_forward(host_cupy, np.ascontiguousarray(padded), window)
+    np.testing.assert_array_equal(got_out, out)
+
+    grad = _rng(11).standard_normal(out.shape).astype(np.float32)
+    expected = pooling._window_backward(_Host, _MaxPool, padded, out, grad, window, np.float32)
+    dx = cupy_window_kernels.max_pool_backward(host_cupy, padded, out, grad, window)
+    got = crop_spatial(dx, window, 2)
+    np.testing.assert_array_equal(got, expected)
+    # each window's gradient reaches exactly one element: the totals agree
+    np.testing.assert_allclose(got.sum(), grad.sum(), rtol=1e-5)
+
+
+def test_max_pool_kernel_propagates_nan_as_maximum_does(host_cupy):
+    from rebind.backends import cupy_window_kernels
+
+    window = _window(*WINDOWS["2x2 tiles"])
+    x = _pool_input(12, window, False)
+    x[0, 0, 0, 1] = np.nan
+    got = cupy_window_kernels.max_pool_forward(host_cupy, x, window)
+    assert np.isnan(got[0, 0, 0, 0]) and not np.isnan(got[0, 0, 0, 1])
