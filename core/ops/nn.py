@@ -5,6 +5,10 @@ import math
 import attrs
 import numpy as np
 
+from rebind.backends import cupy_nn_kernels
+from rebind.backends.cupy_kernels import fusable
+from rebind.backends.cupy_nn_kernels import FUSED_ACTIVATIONS
+
 from .base import OpDef, known, merge_shape
 from .params import param, positive
 
@@ -116,6 +120,10 @@ class ActivationParams:
 
 def _act_forward(ctx, p, inputs, aux):
     xp, x = ctx.xp, inputs[0]
+    if p.act_type in FUSED_ACTIVATIONS and fusable(x):  # one CuPy kernel
+        inplace = ctx.inplace and x.flags.c_contiguous
+        out = cupy_nn_kernels.activation_forward(xp, p.act_type, x, inplace)
+        return [out], (None, out) if inplace else (x, out)
     if ctx.inplace and p.act_type in INPLACE_ACT_TYPES:
         return [_activate_in_place(xp, p.act_type, x)], (None, x)
     if p.act_type == "relu":
@@ -151,6 +159,9 @@ def _act_backward(ctx, p, saved, out_grads, need_grad):
     xp, (x, out), grad = ctx.xp, saved, out_grads[0]
     if not need_grad[0]:
         return [None]
+    if p.act_type in FUSED_ACTIVATIONS and fusable(out, grad, same_shape=True):
+        inplace = ctx.grad_inplace and grad.flags.c_contiguous
+        return [cupy_nn_kernels.activation_backward(xp, p.act_type, out, grad, inplace)]
     if p.act_type == "relu":
         local = out > 0
     elif p.act_type == "sigmoid":

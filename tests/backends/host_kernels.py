@@ -69,12 +69,18 @@ class _Kernel:
         self._compiled = {}
 
     def __call__(self, *args, size=None):
-        if len(args) != len(self._params):
+        inputs = [p for p in self._params if not p[3]]
+        if len(args) not in (len(inputs), len(self._params)):
             raise TypeError(f"{self.name}: {len(self._params)} arguments, got {len(args)}")
         dtype = self._type_of(args)
         shape = np.broadcast_shapes(
-            *(np.shape(a) for a, (raw, *_) in zip(args, self._params, strict=True) if not raw)
+            *(np.shape(a) for a, (raw, *_) in zip(args, self._params, strict=False) if not raw)
         )
+        if len(args) == len(inputs):  # outputs made, as CuPy makes them: the inputs' shape
+            args = (
+                *args,
+                *(self._new_output(kind, dtype, shape) for _, kind, _, out in self._params if out),
+            )
         count = int(np.prod(shape)) if size is None else int(size)
         pointers, strides, keep = [], [], []
         for value, (raw, kind, name, output) in zip(args, self._params, strict=True):
@@ -88,6 +94,12 @@ class _Kernel:
             (ctypes.c_longlong * len(strides))(*strides),
             ctypes.c_longlong(count),
         )
+        outputs = args[len(inputs) :]
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    @staticmethod
+    def _new_output(kind, dtype, shape):
+        return np.empty(shape, dtype=dtype if kind == "T" else _NUMPY_TYPES[kind])
 
     def _type_of(self, args):
         for value, (_, kind, _, _) in zip(args, self._params, strict=True):

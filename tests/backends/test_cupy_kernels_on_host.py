@@ -339,3 +339,52 @@ def test_max_pool_kernel_propagates_nan_as_maximum_does(host_cupy):
     x[0, 0, 0, 1] = np.nan
     got = cupy_window_kernels.max_pool_forward(host_cupy, x, window)
     assert np.isnan(got[0, 0, 0, 0]) and not np.isnan(got[0, 0, 0, 1])
+
+
+# -- activations ---------------------------------------------------------------------------
+
+
+class _Act:
+    def __init__(self, act_type):
+        self.act_type = act_type
+
+
+class _ActContext:
+    xp = np
+
+    def __init__(self, inplace=False, grad_inplace=False):
+        self.inplace, self.grad_inplace, self.is_train = inplace, grad_inplace, True
+
+
+def _activation_input(seed):
+    x = _rng(seed).standard_normal((4, 9)).astype(np.float32) * 3
+    x[0, :4] = [0.0, -0.0, np.nan, -np.inf]
+    return x
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("act_type", ["relu", "sigmoid", "tanh"])
+def test_activation_kernels_equal_the_cpu_kernels(host_cupy, act_type, inplace):
+    from rebind.backends import cupy_nn_kernels
+    from rebind.ops import nn
+
+    x = _activation_input(13)
+    params = _Act(act_type)
+    (expected,), _ = nn._act_forward(_ActContext(), params, [x.copy()], [])
+    source = x.copy()
+    got = cupy_nn_kernels.activation_forward(host_cupy, act_type, source, inplace)
+    assert (got is source) == inplace
+    # relu has no transcendental: bit for bit, signed zeros and NaN included; exp and
+    # tanh are the C library's here, NumPy's on the CPU
+    if act_type == "relu":
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=2e-7, atol=1e-7)
+
+    grad = _rng(14).standard_normal(x.shape).astype(np.float32)
+    (expected_dx,) = nn._act_backward(_ActContext(), params, (x, expected), [grad.copy()], [True])
+    received = grad.copy()
+    dx = cupy_nn_kernels.activation_backward(host_cupy, act_type, expected, received, inplace)
+    assert (dx is received) == inplace
+    np.testing.assert_array_equal(dx, expected_dx)  # products only: the same bits

@@ -1,0 +1,51 @@
+"""CuPy kernels of the activations: forward and backward in one launch each.
+
+CuPy's array operations make a sigmoid four kernels (negate, exp, add,
+divide) and an activation's gradient two or three (the local slope, then the
+product) with temporaries in between. These kernels do the same float
+operations, in the CPU kernels' order (``rebind.ops.nn``), in one pass:
+
+- forward ``relu``, ``sigmoid``, ``tanh``, into a new array or over the input
+  (an in-place activation, see ``OpContext.inplace``);
+- backward of the same three from the output: ``grad * (out > 0)``,
+  ``grad * (out * (1 - out))``, ``grad * (1 - out * out)``, into a new array or
+  into the gradient received (``OpContext.grad_inplace``).
+
+The GPU's ``exp`` and ``tanh`` are CUDA's, so values match the CPU's to float
+rounding, not bit for bit. Importing this module does not import CuPy.
+"""
+
+from .cupy_kernels import _kernel
+
+__all__ = ["FUSED_ACTIVATIONS", "activation_backward", "activation_forward"]
+
+FUSED_ACTIVATIONS = ("relu", "sigmoid", "tanh")
+
+_FORWARD = {
+    # NumPy's maximum(x, 0): x where x > 0 or x is NaN, else 0 (so -0 becomes +0)
+    "relu": "y = (x > T(0) || x != x) ? x : T(0);",
+    "sigmoid": "y = T(1) / (T(1) + exp(-x));",
+    "tanh": "y = tanh(x);",
+}
+
+_SLOPE = {
+    "relu": "(y > T(0) ? T(1) : T(0))",
+    "sigmoid": "(y * (T(1) - y))",
+    "tanh": "(T(1) - y * y)",
+}
+
+
+def activation_forward(cupy, act_type, x, inplace):
+    """``act_type`` of ``x`` (a CuPy float array): over ``x`` itself when ``inplace``."""
+    kernel = _kernel(cupy, f"rebind_{act_type}", "T x", "T y", _FORWARD[act_type])
+    return kernel(x, x) if inplace else kernel(x)
+
+
+def activation_backward(cupy, act_type, out, grad, inplace):
+    """The input's gradient from the output ``out`` and its gradient ``grad``.
+
+    With ``inplace`` the product is written over ``grad`` (same shape and dtype).
+    """
+    body = f"dx = g * {_SLOPE[act_type]};"
+    kernel = _kernel(cupy, f"rebind_{act_type}_grad", "T y, T g", "T dx", body)
+    return kernel(out, grad, grad) if inplace else kernel(out, grad)
