@@ -14,7 +14,10 @@ import threading
 
 import numpy as np
 
-from rebind.backends import cupy_kernels  # its kernels import CuPy only when called
+from rebind.backends import (  # their kernels import CuPy only when called
+    cupy_kernels,
+    cupy_rule_kernels,
+)
 
 __all__ = [
     "clipped",
@@ -194,6 +197,10 @@ def nag_step(weight, grad, mom, lr, wd, momentum, decay_weight=None):
     """
     kind = weight.dtype.type
     lr, wd, momentum = kind(lr), kind(wd), kind(momentum)
+    if cupy_kernels.fusable(weight, grad, mom, decay_weight, same_shape=True):
+        old = decay_weight is not None  # the old weight: the one the kernel reads first
+        cupy_rule_kernels.nag_step(_cupy(), weight, grad, mom, lr, wd, momentum, old)
+        return
     step = lr * (grad + wd * weight)
     weight += momentum * (momentum * mom - step) - step
     mom *= momentum
@@ -204,6 +211,9 @@ def signsgd_step(xp, weight, grad, lr, wd):
     """signSGD: ``w = (1 - lr * wd) * w - lr * sign(grad)`` (the raw gradient, as MXNet)."""
     kind = weight.dtype.type
     lr, wd = kind(lr), kind(wd)
+    if cupy_kernels.fusable(weight, grad, same_shape=True):
+        cupy_rule_kernels.signsgd_step(xp, weight, grad, lr, wd)
+        return
     weight *= kind(1) - lr * wd
     weight -= lr * xp.sign(grad)
 
@@ -216,6 +226,9 @@ def signum_step(xp, weight, grad, mom, lr, wd, momentum, wd_lh):
     """
     kind = weight.dtype.type
     one, lr, wd, momentum, wd_lh = (kind(v) for v in (1, lr, wd, momentum, wd_lh))
+    if cupy_kernels.fusable(weight, grad, mom, same_shape=True):
+        cupy_rule_kernels.signum_step(xp, weight, grad, mom, lr, wd, momentum, wd_lh)
+        return
     mom *= momentum
     mom -= ((one - momentum) * wd) * weight
     mom -= (one - momentum) * grad
@@ -261,6 +274,11 @@ def adamw_step(xp, weight, grad, mean, var, lr, eta, wd, beta1, beta2, epsilon):
     kind = weight.dtype.type
     one, beta1, beta2, epsilon = kind(1), kind(beta1), kind(beta2), kind(epsilon)
     lr, eta, wd = kind(lr), kind(eta), kind(wd)
+    if cupy_kernels.fusable(weight, grad, mean, var, same_shape=True):
+        cupy_rule_kernels.adamw_step(
+            xp, weight, grad, mean, var, lr, eta, wd, beta1, beta2, epsilon
+        )
+        return
     moving_average(mean, grad, beta1, one)
     moving_square_average(var, grad, beta2, one)
     weight -= eta * (lr * mean / (xp.sqrt(var) + epsilon) + wd * weight)
@@ -275,6 +293,12 @@ def ftml_step(xp, weight, grad, prev_d, var, z, lr, beta1, beta2, epsilon, t):
     """
     kind = weight.dtype.type
     one, beta1, beta2, epsilon, lr, t = (kind(v) for v in (1, beta1, beta2, epsilon, lr, t))
+    if cupy_kernels.fusable(weight, grad, prev_d, var, z, same_shape=True):
+        first, second = one - beta1**t, one - beta2**t
+        cupy_rule_kernels.ftml_step(
+            xp, weight, grad, prev_d, var, z, lr, beta1, beta2, epsilon, first, second
+        )
+        return
     var *= beta2
     var += (one - beta2) * (grad * grad)
     d_t = (one - beta1**t) / lr * (xp.sqrt(var / (one - beta2**t)) + epsilon)
@@ -349,6 +373,10 @@ def rmsprop_step(xp, weight, grad, n, lr, gamma1, epsilon, clip_weights):
     """
     kind = weight.dtype.type
     one, lr, gamma1, epsilon = kind(1), kind(lr), kind(gamma1), kind(epsilon)
+    if cupy_kernels.fusable(weight, grad, n, same_shape=True):
+        bound = None if clip_weights is None else kind(float(clip_weights))
+        cupy_rule_kernels.rmsprop_step(xp, weight, grad, n, lr, gamma1, epsilon, bound)
+        return
     n[...] = (one - gamma1) * grad * grad + gamma1 * n
     weight -= lr * (grad / xp.sqrt(n + epsilon))
     _clip_weight(weight, clip_weights)
@@ -363,6 +391,12 @@ def rmspropalex_step(xp, weight, grad, n, mean, delta, lr, gamma1, gamma2, epsil
     kind = weight.dtype.type
     one, lr, gamma1, gamma2 = kind(1), kind(lr), kind(gamma1), kind(gamma2)
     epsilon = kind(epsilon)
+    if cupy_kernels.fusable(weight, grad, n, mean, delta, same_shape=True):
+        bound = None if clip_weights is None else kind(float(clip_weights))
+        cupy_rule_kernels.rmspropalex_step(
+            xp, weight, grad, n, mean, delta, lr, gamma1, gamma2, epsilon, bound
+        )
+        return
     n[...] = (one - gamma1) * grad * grad + gamma1 * n
     mean[...] = (one - gamma1) * grad + gamma1 * mean
     spread = xp.sqrt(n - mean * mean + epsilon)
@@ -386,6 +420,9 @@ def ftrl_step(xp, weight, grad, z, n, lr, lamda1, beta, wd):
     """
     kind = weight.dtype.type
     lr, wd, lamda1, beta = kind(lr), kind(wd), kind(lamda1), kind(beta)
+    if cupy_kernels.fusable(weight, grad, z, n, same_shape=True):
+        cupy_rule_kernels.ftrl_step(xp, weight, grad, z, n, lr, lamda1, beta, wd)
+        return
     squared = xp.square(grad)
     z += grad - (xp.sqrt(n + squared) - xp.sqrt(n)) * weight / lr
     n += squared

@@ -13,7 +13,7 @@ GPU; the GPU suite (``-m gpu``) runs the kernels themselves.
 import numpy as np
 import pytest
 
-from rebind.backends import cupy_kernels, cupy_rnn_kernels
+from rebind.backends import cupy_kernels, cupy_rnn_kernels, cupy_rule_kernels
 from rebind.ops import rnn_cells
 from rebind.optimizer import rules
 
@@ -388,3 +388,138 @@ def test_activation_kernels_equal_the_cpu_kernels(host_cupy, act_type, inplace):
     dx = cupy_nn_kernels.activation_backward(host_cupy, act_type, expected, received, inplace)
     assert (dx is received) == inplace
     np.testing.assert_array_equal(dx, expected_dx)  # products only: the same bits
+
+
+# -- the other optimizer rules -------------------------------------------------------------
+
+
+def _rule_arrays(count, seed=15):
+    rng = _rng(seed)
+    arrays = [rng.standard_normal(257).astype(np.float32) for _ in range(count)]
+    arrays[0][:3] = [0.0, -0.0, 1e-3]  # the weight: zeros and a small value
+    arrays[1][3:6] = [0.0, -0.0, 2.0]  # the gradient: signs of zero
+    return arrays
+
+
+def _positive(array):
+    return np.abs(array) + np.float32(0.1)
+
+
+def _run_rmsprop(kernels, arrays, clip):
+    weight, grad, acc = arrays
+    f32 = np.float32
+    if kernels is None:
+        rules.rmsprop_step(np, weight, grad, acc, 0.01, 0.9, 1e-8, clip)
+    else:
+        bound = None if clip is None else f32(clip)
+        cupy_rule_kernels.rmsprop_step(
+            kernels, weight, grad, acc, f32(0.01), f32(0.9), f32(1e-8), bound
+        )
+
+
+def _rule_cases():
+    from rebind.backends import cupy_rule_kernels as k
+
+    f32 = np.float32
+    one = f32(1)
+    return {
+        "nag": (
+            3,
+            lambda h, w, g, m: k.nag_step(h, w, g, m, f32(0.1), f32(0.01), f32(0.9), False),
+            lambda w, g, m: rules.nag_step(w, g, m, 0.1, 0.01, 0.9),
+        ),
+        "nag, old weight": (
+            3,
+            lambda h, w, g, m: k.nag_step(h, w, g, m, f32(0.1), f32(0.01), f32(0.9), True),
+            lambda w, g, m: rules.nag_step(w, g, m, 0.1, 0.01, 0.9, decay_weight=w.copy()),
+        ),
+        "signsgd": (
+            2,
+            lambda h, w, g: k.signsgd_step(h, w, g, f32(0.1), f32(0.01)),
+            lambda w, g: rules.signsgd_step(np, w, g, 0.1, 0.01),
+        ),
+        "signum": (
+            3,
+            lambda h, w, g, m: k.signum_step(h, w, g, m, f32(0.1), f32(0.01), f32(0.9), f32(0.02)),
+            lambda w, g, m: rules.signum_step(np, w, g, m, 0.1, 0.01, 0.9, 0.02),
+        ),
+        "rmsprop": (
+            3,
+            lambda h, *a: _run_rmsprop(h, a, None),
+            lambda *a: _run_rmsprop(None, a, None),
+        ),
+        "rmsprop, clipped": (
+            3,
+            lambda h, *a: _run_rmsprop(h, a, 0.5),
+            lambda *a: _run_rmsprop(None, a, 0.5),
+        ),
+        "rmspropalex": (
+            5,
+            lambda h, w, g, n_, m, d: k.rmspropalex_step(
+                h, w, g, n_, m, d, f32(0.01), f32(0.95), f32(0.9), f32(1e-8), f32(0.5)
+            ),
+            lambda w, g, n_, m, d: rules.rmspropalex_step(
+                np, w, g, n_, m, d, 0.01, 0.95, 0.9, 1e-8, 0.5
+            ),
+        ),
+        "ftrl": (
+            4,
+            lambda h, w, g, z, n_: k.ftrl_step(
+                h, w, g, z, n_, f32(0.1), f32(0.01), f32(1), f32(0.001)
+            ),
+            lambda w, g, z, n_: rules.ftrl_step(np, w, g, z, n_, 0.1, 0.01, 1, 0.001),
+        ),
+        "ftml": (
+            5,
+            lambda h, w, g, d, v, z: k.ftml_step(
+                h,
+                w,
+                g,
+                d,
+                v,
+                z,
+                f32(0.01),
+                f32(0.6),
+                f32(0.999),
+                f32(1e-8),
+                one - f32(0.6) ** f32(3),
+                one - f32(0.999) ** f32(3),
+            ),
+            lambda w, g, d, v, z: rules.ftml_step(np, w, g, d, v, z, 0.01, 0.6, 0.999, 1e-8, 3),
+        ),
+        "adamw": (
+            4,
+            lambda h, w, g, m, v: k.adamw_step(
+                h, w, g, m, v, f32(0.01), f32(1.0), f32(0.01), f32(0.9), f32(0.999), f32(1e-8)
+            ),
+            lambda w, g, m, v: rules.adamw_step(np, w, g, m, v, 0.01, 1.0, 0.01, 0.9, 0.999, 1e-8),
+        ),
+    }
+
+
+# states read under a square root must be non-negative: (rule, array positions)
+_NON_NEGATIVE = {
+    "rmsprop": (2,),
+    "rmsprop, clipped": (2,),
+    "ftrl": (3,),
+    "ftml": (3,),
+    "adamw": (3,),
+}
+
+
+@pytest.mark.parametrize("name", list(_rule_cases()))
+def test_rule_kernels_equal_the_numpy_rules(host_cupy, name):
+    count, kernel, rule = _rule_cases()[name]
+    arrays = _rule_arrays(count)
+    for position in _NON_NEGATIVE.get(name, ()):
+        arrays[position] = _positive(arrays[position])
+    if name == "rmspropalex":  # n must exceed mean^2 under the square root
+        arrays[2] = arrays[3] * arrays[3] + _positive(arrays[2])
+    got, expected = [a.copy() for a in arrays], [a.copy() for a in arrays]
+    kernel(host_cupy, *got)
+    rule(*expected)
+    for position, (value, reference) in enumerate(zip(got, expected, strict=True)):
+        if position == 1:
+            continue  # the gradient is only read
+        np.testing.assert_array_equal(value, reference, err_msg=f"array {position}")
+    assert not np.array_equal(got[0], arrays[0])  # the weight moved
