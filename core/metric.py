@@ -12,9 +12,10 @@ Metrics compute with MXNet's semantics: labels and predictions arrive as
 lists of NDArrays of any backend. Most copy them to the host with ``asnumpy``;
 Accuracy, Perplexity, CrossEntropy, NegativeLogLikelihood and Loss (fit's usual
 metrics) read them where they are (``device_values``; Loss, which has no
-labels, reads its outputs' arrays directly) and bring back
-one number per batch: on a GPU the batch's scores never cross to the host, on
-the CPU they are not copied.
+labels, reads its outputs' arrays directly): on a GPU the batch's scores
+never cross to the host, on the CPU they are not copied. On a GPU their sums
+also stay there until the metric is read (``metric_sums``), so training never
+waits for the device to count a batch.
 """
 
 import json
@@ -24,6 +25,7 @@ import numpy
 
 from . import registry
 from .errors import ShapeError
+from .metric_sums import RunningSum, add_to_sum, is_cupy_array
 
 __all__ = [
     "EvalMetric",
@@ -34,6 +36,7 @@ __all__ = [
     "check_label_shapes",
     "create",
     "device_values",
+    "is_cupy_array",
     "np",
     "register",
 ]
@@ -133,6 +136,10 @@ class EvalMetric:
             ``has_global_stats`` (default False) is taken out of them.
     """
 
+    # read from a GPU only when read (see metric_sums); add device numbers with _add_sums
+    sum_metric = RunningSum()
+    global_sum_metric = RunningSum()
+
     def __init__(self, name, output_names=None, label_names=None, **kwargs):
         self.name = str(name)
         self.output_names = output_names
@@ -166,6 +173,15 @@ class EvalMetric:
     def update(self, labels, preds):
         """Accumulate one batch: ``labels`` and ``preds`` are lists of NDArrays."""
         raise NotImplementedError(f"{type(self).__name__} must implement update(labels, preds)")
+
+    def _add_sums(self, value):
+        """Add one batch's ``value`` to the local and the global sum.
+
+        ``value`` is a host number, or a 0-d array on a GPU, which is added
+        there and read when a sum is (no wait for the device per batch).
+        """
+        add_to_sum(self, "sum_metric", value)
+        add_to_sum(self, "global_sum_metric", value)
 
     def reset(self):
         """Clear the local and the global statistics."""

@@ -9,7 +9,7 @@ import math
 import numpy
 
 from rebind.hookspecs import hookimpl
-from rebind.metric import EvalMetric, asnumpy, check_label_shapes, device_values
+from rebind.metric import EvalMetric, asnumpy, check_label_shapes, device_values, is_cupy_array
 
 __all__ = ["Accuracy", "TopKAccuracy", "Perplexity"]
 
@@ -39,7 +39,7 @@ class Accuracy(EvalMetric):
         """Count the correct predictions of each (label, prediction) pair."""
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds, strict=True):
-            # on the device of the outputs: one number comes back per batch
+            # on the device of the outputs: only the labels move there
             xp, label, pred = device_values(label, pred)
             if pred.shape != label.shape:
                 pred = pred.argmax(axis=self.axis)
@@ -47,9 +47,8 @@ class Accuracy(EvalMetric):
             pred = pred.astype(numpy.int32).ravel()
             label = label.astype(numpy.int32).ravel()
             check_label_shapes(label, pred)
-            correct = int(xp.count_nonzero(pred == label))
-            self.sum_metric += correct
-            self.global_sum_metric += correct
+            # a count on the GPU stays there until the metric is read (see _add_sums)
+            self._add_sums(xp.count_nonzero(pred == label))
             self.num_inst += pred.size
             self.global_num_inst += pred.size
 
@@ -141,10 +140,9 @@ class Perplexity(EvalMetric):
         loss, count = 0.0, 0
         for label, pred in zip(labels, preds, strict=True):
             pair_loss, pair_count = self._pair_loss(*device_values(label, pred))
-            loss += pair_loss
+            loss = loss + pair_loss  # a float, or a float64 number on the GPU
             count += pair_count
-        self.sum_metric += loss
-        self.global_sum_metric += loss
+        self._add_sums(loss)
         self.num_inst += count
         self.global_num_inst += count
 
@@ -165,7 +163,9 @@ class Perplexity(EvalMetric):
             prob = xp.where(ignored, xp.ones_like(prob), prob)
             count -= int(xp.count_nonzero(ignored))
         floor = xp.asarray(1e-10, dtype=prob.dtype)
-        return -float(xp.sum(xp.log(xp.maximum(floor, prob)))), count
+        total = xp.sum(xp.log(xp.maximum(floor, prob)))
+        # on a GPU the sum stays there (as float64, what float() would give)
+        return -(total.astype(numpy.float64) if is_cupy_array(total) else float(total)), count
 
     def get(self):
         """``(name, exp(mean negative log-probability))`` since ``reset_local``."""

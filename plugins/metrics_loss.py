@@ -5,7 +5,7 @@ ignore the labels: a network whose outputs are losses is scored by their mean.
 """
 
 from rebind.hookspecs import hookimpl
-from rebind.metric import EvalMetric, asnumpy
+from rebind.metric import EvalMetric, asnumpy, is_cupy_array
 
 __all__ = ["Loss", "Torch", "Caffe"]
 
@@ -29,9 +29,8 @@ class Loss(EvalMetric):
         for pred in preds:
             data = getattr(pred, "_data", None)  # where it is (one number comes back)
             values = asnumpy(pred) if data is None else data
-            total = float(values.sum())
-            self.sum_metric += total
-            self.global_sum_metric += total
+            total = values.sum()  # on a GPU it stays there until the metric is read
+            self._add_sums(total if is_cupy_array(total) else float(total))
             self.num_inst += values.size
             self.global_num_inst += values.size
 

@@ -9,7 +9,7 @@ NumPy code does, and accumulated as Python floats.
 import numpy
 
 from rebind.hookspecs import hookimpl
-from rebind.metric import EvalMetric, asnumpy, check_label_shapes, device_values
+from rebind.metric import EvalMetric, asnumpy, check_label_shapes, device_values, is_cupy_array
 
 __all__ = ["MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood"]
 
@@ -118,9 +118,8 @@ class _LogLoss(EvalMetric):
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds, strict=True):
             xp, prob = _label_probabilities(label, pred, self.name)
-            loss = float((-xp.log(prob + self.eps)).sum())
-            self.sum_metric += loss
-            self.global_sum_metric += loss
+            loss = (-xp.log(prob + self.eps)).sum()  # on a GPU it stays there until read
+            self._add_sums(loss if is_cupy_array(loss) else float(loss))
             self.num_inst += prob.shape[0]
             self.global_num_inst += prob.shape[0]
 

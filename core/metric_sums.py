@@ -1,0 +1,76 @@
+"""A metric's running sums that may continue on a GPU: read from the device only when asked.
+
+Accuracy, Perplexity, CrossEntropy, NegativeLogLikelihood and Loss compute one
+number per batch where the outputs are. On the CPU it is added to the sum at
+once. On a GPU, turning it into a Python number would make the host wait for
+the device at every batch, so the next batch's work could not be queued while
+this one runs. ``EvalMetric.sum_metric`` and ``global_sum_metric`` are
+therefore ``RunningSum`` attributes: a device number added with
+``EvalMetric._add_sums`` extends a running total kept on the device (64-bit,
+continuing from the host value, so the additions are those the host would
+make, in its order), and the total is brought back when the attribute is read
+(``get``, a Speedometer's report, a user's code). Setting the attribute
+replaces the value, as before.
+"""
+
+from rebind.backends.cupy_kernels import is_cupy_array
+
+__all__ = ["RunningSum", "add_to_sum", "is_cupy_array"]
+
+
+class _OnDevice:
+    """A running total on the device: the host value it continued, plus device numbers."""
+
+    __slots__ = ("total",)
+
+    def __init__(self, total):
+        self.total = total
+
+    @classmethod
+    def start(cls, base, value):
+        return cls(_wide(value) + base)
+
+    def add(self, value):
+        self.total = self.total + _wide(value)
+        return self
+
+    def read(self):
+        return self.total.item()
+
+
+def _wide(value):
+    kind = value.dtype.kind
+    return value.astype("float64" if kind in "fc" else "int64", copy=False)
+
+
+class RunningSum:
+    """The data descriptor of a metric's sum (see the module's description)."""
+
+    def __set_name__(self, owner, name):
+        self._key = f"_{name}_value"
+
+    def __get__(self, metric, owner=None):
+        if metric is None:
+            return self
+        value = metric.__dict__.get(self._key, 0.0)
+        if type(value) is _OnDevice:
+            value = metric.__dict__[self._key] = value.read()
+        return value
+
+    def __set__(self, metric, value):
+        metric.__dict__[self._key] = value
+
+
+def add_to_sum(metric, name, value):
+    """Add ``value`` to the ``RunningSum`` attribute ``name`` of ``metric``, without a read."""
+    key = f"_{name}_value"
+    current = metric.__dict__.get(key, 0.0)
+    if is_cupy_array(value) and getattr(value, "ndim", None) == 0:
+        if type(current) is _OnDevice:
+            metric.__dict__[key] = current.add(value)
+        else:
+            metric.__dict__[key] = _OnDevice.start(current, value)
+        return
+    if type(current) is _OnDevice:
+        current = current.read()
+    metric.__dict__[key] = current + value
