@@ -11,13 +11,16 @@ operations, in the CPU kernels' order (``rebind.ops.nn``), in one pass:
   ``grad * (out * (1 - out))``, ``grad * (1 - out * out)``, into a new array or
   into the gradient received (``OpContext.grad_inplace``).
 
+- Dropout's forward from its uniform draws: the mask (``scale`` where the
+  draw is below ``keep``, else 0) and the output ``x * mask`` in one pass.
+
 The GPU's ``exp`` and ``tanh`` are CUDA's, so values match the CPU's to float
 rounding, not bit for bit. Importing this module does not import CuPy.
 """
 
 from .cupy_kernels import _kernel
 
-__all__ = ["FUSED_ACTIVATIONS", "activation_backward", "activation_forward"]
+__all__ = ["FUSED_ACTIVATIONS", "activation_backward", "activation_forward", "dropout_forward"]
 
 FUSED_ACTIVATIONS = ("relu", "sigmoid", "tanh")
 
@@ -49,3 +52,21 @@ def activation_backward(cupy, act_type, out, grad, inplace):
     body = f"dx = g * {_SLOPE[act_type]};"
     kernel = _kernel(cupy, f"rebind_{act_type}_grad", "T y, T g", "T dx", body)
     return kernel(out, grad, grad) if inplace else kernel(out, grad)
+
+
+_DROPOUT_BODY = """
+    mask = draw < keep ? T(1) * scale : T(0) * scale;
+    y = x * mask;
+"""
+
+
+def dropout_forward(cupy, x, draws, keep, scale):
+    """``(x * mask, mask)`` with ``mask = (draws < keep) * scale`` (draws: float32, x's shape)."""
+    kernel = _kernel(
+        cupy,
+        "rebind_dropout",
+        "T x, float32 draw, float32 keep, T scale",
+        "T y, T mask",
+        _DROPOUT_BODY,
+    )
+    return kernel(x, draws, keep, scale)

@@ -8,6 +8,9 @@ import math
 import attrs
 import numpy as np
 
+from rebind.backends import cupy_nn_kernels
+from rebind.backends.cupy_kernels import fusable
+
 from .base import OpDef, elementwise_shape, known, merge_shape, mismatch
 from .params import param
 from .special import erf
@@ -215,6 +218,11 @@ def _dropout_forward(ctx, p, inputs, aux):
     keep = 1 - p.p
     draws = ctx.backend.uniform(0, 1, tuple(shape), np.float32, ctx.device_id)
     scale = 0.0 if keep == 0 else 1 / keep  # p=1 drops everything (no 0 * inf)
+    if not p.axes and fusable(x, same_shape=True):  # mask and product in one CuPy kernel
+        out, mask = cupy_nn_kernels.dropout_forward(
+            ctx.xp, x, draws, np.float32(keep), x.dtype.type(scale)
+        )
+        return [out], mask
     mask = (draws < keep).astype(x.dtype) * x.dtype.type(scale)
     return [x * mask], mask
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rebind.backends import cupy_kernels, cupy_rnn_kernels, cupy_rule_kernels
-from rebind.ops import rnn_cells
+from rebind.ops import activation_extra, rnn_cells
 from rebind.optimizer import rules
 
 from .host_kernels import HostCupy, compiler
@@ -523,3 +523,32 @@ def test_rule_kernels_equal_the_numpy_rules(host_cupy, name):
             continue  # the gradient is only read
         np.testing.assert_array_equal(value, reference, err_msg=f"array {position}")
     assert not np.array_equal(got[0], arrays[0])  # the weight moved
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("drop", [0.3, 1.0])
+def test_dropout_kernel_equals_the_cpu_mask_and_product(host_cupy, dtype, drop):
+    from rebind.backends import cupy_nn_kernels
+
+    rng = _rng(16)
+    x = rng.standard_normal((5, 7)).astype(dtype)
+    draws = rng.uniform(0, 1, (5, 7)).astype(np.float32)
+    keep = 1 - drop
+    scale = 0.0 if keep == 0 else 1 / keep
+
+    class Backend:  # the CPU kernel draws these
+        @staticmethod
+        def uniform(low, high, shape, dtype, device_id):
+            return draws
+
+    class Context:
+        xp, backend, device_id, is_train = np, Backend, 0, True
+
+    params = activation_extra.DropoutParams(p=drop)
+    (expected,), mask = activation_extra._dropout_forward(Context, params, [x], [])
+    out, got_mask = cupy_nn_kernels.dropout_forward(
+        host_cupy, x, draws, np.float32(keep), x.dtype.type(scale)
+    )
+    np.testing.assert_array_equal(got_mask, mask)
+    np.testing.assert_array_equal(out, expected)
+    assert (got_mask == 0).any() and ((got_mask != 0).any() or drop == 1.0)
