@@ -11,6 +11,10 @@ operations, in the CPU kernels' order (``rebind.ops.nn``), in one pass:
   ``grad * (out * (1 - out))``, ``grad * (1 - out * out)``, into a new array or
   into the gradient received (``OpContext.grad_inplace``).
 
+- BatchNorm's normalisation ``xhat = centered * invstd`` with its affine
+  output ``xhat * gamma + beta``, and its input gradient
+  ``factor * ((grad - mean(grad)) - xhat * mean(grad * xhat))``, each one
+  pass (the per-channel vectors broadcast; the means stay CuPy reductions);
 - Dropout's forward from its uniform draws: the mask (``scale`` where the
   draw is below ``keep``, else 0) and the output ``x * mask`` in one pass.
 
@@ -20,7 +24,14 @@ rounding, not bit for bit. Importing this module does not import CuPy.
 
 from .cupy_kernels import _kernel
 
-__all__ = ["FUSED_ACTIVATIONS", "activation_backward", "activation_forward", "dropout_forward"]
+__all__ = [
+    "FUSED_ACTIVATIONS",
+    "activation_backward",
+    "activation_forward",
+    "batchnorm_input_grad",
+    "batchnorm_normalize",
+    "dropout_forward",
+]
 
 FUSED_ACTIVATIONS = ("relu", "sigmoid", "tanh")
 
@@ -70,3 +81,27 @@ def dropout_forward(cupy, x, draws, keep, scale):
         _DROPOUT_BODY,
     )
     return kernel(x, draws, keep, scale)
+
+
+def batchnorm_normalize(cupy, centered, invstd, scale, beta):
+    """``(xhat, xhat * scale + beta)`` with ``xhat = centered * invstd`` (vectors broadcast)."""
+    kernel = _kernel(
+        cupy,
+        "rebind_batchnorm_normalize",
+        "T centered, T invstd, T scale, T beta",
+        "T xhat, T y",
+        "xhat = centered * invstd; y = xhat * scale + beta;",
+    )
+    return kernel(centered, invstd, scale, beta)
+
+
+def batchnorm_input_grad(cupy, grad, xhat, mean_grad, mean_grad_xhat, factor):
+    """``factor * ((grad - mean_grad) - xhat * mean_grad_xhat)``, the means broadcast."""
+    kernel = _kernel(
+        cupy,
+        "rebind_batchnorm_input_grad",
+        "T grad, T xhat, T mean_grad, T mean_grad_xhat, T factor",
+        "T dx",
+        "dx = factor * ((grad - mean_grad) - xhat * mean_grad_xhat);",
+    )
+    return kernel(grad, xhat, mean_grad, mean_grad_xhat, factor)

@@ -81,7 +81,7 @@ def _backward(ctx, p, saved, out_grads, need_grad):
     grads = [None, gamma_grad, beta_grad]
     if need_grad[0]:
         scaled = grad * _per_group(gamma.astype(grad.dtype), grad.ndim)
-        data_grad = _normalized_input_grad(scaled, xhat, 1 / std, axes)
+        data_grad = _normalized_input_grad(ctx.xp, scaled, xhat, 1 / std, axes)
         shape = (grad.shape[0], grad.shape[1] * grad.shape[2], *grad.shape[3:])
         grads[0] = data_grad.reshape(shape).astype(dtype, copy=False)
     for i in (1, 2):

@@ -7,6 +7,9 @@ float16 BatchNorm keeps gamma, beta and the moving statistics in float32).
 import attrs
 import numpy as np
 
+from rebind.backends import cupy_nn_kernels
+from rebind.backends.cupy_kernels import fusable
+
 from .base import OpDef, merge_shape, mismatch
 from .params import non_negative, param
 
@@ -48,23 +51,38 @@ def _moments(xp, x, axes):
     return mean, (centered * centered).mean(axis=axes, keepdims=True), centered
 
 
-def _affine_grads(grad, xhat, axes, need_gamma, need_beta):
+def _affine_grads(grad, xhat, axes, need_gamma, need_beta, product=None):
     """Gradients of gamma and beta (sums over ``axes``), None where not needed.
 
     The sums run over every row of a batch: they accumulate in float64 (cast
     back by the caller), so a float32 gradient of a large batch keeps its
     digits (MXNet's test_layer_norm compares 4096 rows with a float64
-    reference at 1e-4).
+    reference at 1e-4). ``product`` is ``grad * xhat`` when the caller has it.
     """
-    gamma = (grad * xhat).sum(axis=axes, dtype=np.float64) if need_gamma else None
+    if need_gamma:
+        product = grad * xhat if product is None else product
+        gamma = product.sum(axis=axes, dtype=np.float64)
+    else:
+        gamma = None
     beta = grad.sum(axis=axes, dtype=np.float64) if need_beta else None
     return gamma, beta
 
 
-def _normalized_input_grad(grad, xhat, scale, axes):
-    """d/dx of (x - mean)/std over ``axes`` (count elements), times ``scale``."""
+def _normalized_input_grad(xp, grad, xhat, scale, axes, product=None):
+    """d/dx of (x - mean)/std over ``axes`` (count elements), times ``scale``.
+
+    ``product`` is ``grad * xhat`` when the caller has it (the same values);
+    ``xp`` is the arrays' module (None: CuPy is imported if they are CuPy's).
+    """
     mean_grad = grad.mean(axis=axes, keepdims=True)
-    mean_grad_xhat = (grad * xhat).mean(axis=axes, keepdims=True)
+    product = grad * xhat if product is None else product
+    mean_grad_xhat = product.mean(axis=axes, keepdims=True)
+    if fusable(grad, xhat, mean_grad, mean_grad_xhat, scale):  # one CuPy kernel
+        if xp is None:
+            import cupy as xp
+        return cupy_nn_kernels.batchnorm_input_grad(
+            xp, grad, xhat, mean_grad, mean_grad_xhat, scale
+        )
     return scale * (grad - mean_grad - xhat * mean_grad_xhat)
 
 
@@ -125,9 +143,14 @@ def _bn_forward(ctx, p, inputs, aux):
         mean, var = aux[0], aux[1]
         centered = x - _broadcastable(mean.astype(x.dtype, copy=False), x.ndim, axis)
     invstd = 1 / xp.sqrt(var + p.eps)
-    xhat = centered * _broadcastable(invstd.astype(x.dtype, copy=False), x.ndim, axis)
+    invstd_b = _broadcastable(invstd.astype(x.dtype, copy=False), x.ndim, axis)
     scale = xp.ones_like(gamma) if p.fix_gamma else gamma  # fix_gamma: gamma counts as 1
-    out = xhat * _broadcastable(scale, x.ndim, axis) + _broadcastable(beta, x.ndim, axis)
+    scale_b, beta_b = _broadcastable(scale, x.ndim, axis), _broadcastable(beta, x.ndim, axis)
+    if fusable(centered, invstd_b, scale_b, beta_b):  # both products and the sum: one kernel
+        xhat, out = cupy_nn_kernels.batchnorm_normalize(xp, centered, invstd_b, scale_b, beta_b)
+    else:
+        xhat = centered * invstd_b
+        out = xhat * scale_b + beta_b
     outputs = [out.astype(data.dtype, copy=False)]
     if p.output_mean_var:  # MXNet's "var" output holds 1/sqrt(var + eps)
         outputs += [mean.astype(gamma.dtype, copy=False), invstd.astype(gamma.dtype)]
@@ -144,12 +167,14 @@ def _bn_backward(ctx, p, saved, out_grads, need_grad):
     axes = tuple(i for i in range(xhat.ndim) if i != axis)
     grad = _wide(out_grads[0])
     need_gamma = need_grad[1] and not p.fix_gamma
-    gamma_grad, beta_grad = _affine_grads(grad, xhat, axes, need_gamma, need_grad[2])
+    # grad * xhat feeds gamma's gradient and the input's: made once for both
+    product = grad * xhat if need_gamma or (need_grad[0] and batch_stats) else None
+    gamma_grad, beta_grad = _affine_grads(grad, xhat, axes, need_gamma, need_grad[2], product)
     grads = [None, None, None]
     if need_grad[0]:
         factor = _broadcastable((scale * invstd).astype(grad.dtype), grad.ndim, axis)
         if batch_stats:
-            grads[0] = _normalized_input_grad(grad, xhat, factor, axes)
+            grads[0] = _normalized_input_grad(ctx.xp, grad, xhat, factor, axes, product)
         else:  # the statistics are constants
             grads[0] = grad * factor
         grads[0] = grads[0].astype(dtype, copy=False)
@@ -236,7 +261,7 @@ def _scaled_norm_backward(saved, out_grads, need_grad, axes, axis):
     grads = [None, gamma_grad, beta_grad]
     if need_grad[0]:
         scaled = grad * _broadcastable(gamma.astype(grad.dtype), grad.ndim, axis)
-        grads[0] = _normalized_input_grad(scaled, xhat, 1 / std, axes).astype(dtype)
+        grads[0] = _normalized_input_grad(None, scaled, xhat, 1 / std, axes).astype(dtype)
     for i in (1, 2):
         if grads[i] is not None:
             grads[i] = grads[i].astype(gamma.dtype, copy=False)

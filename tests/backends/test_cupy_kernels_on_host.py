@@ -552,3 +552,42 @@ def test_dropout_kernel_equals_the_cpu_mask_and_product(host_cupy, dtype, drop):
     np.testing.assert_array_equal(got_mask, mask)
     np.testing.assert_array_equal(out, expected)
     assert (got_mask == 0).any() and ((got_mask != 0).any() or drop == 1.0)
+
+
+def test_batchnorm_kernels_equal_the_cpu_batchnorm(host_cupy):
+    from rebind.backends import cupy_nn_kernels
+    from rebind.ops import norm
+
+    rng = _rng(17)
+    x = rng.standard_normal((4, 3, 5, 5)).astype(np.float32) * 2 + 1
+    gamma, beta = (rng.standard_normal(3).astype(np.float32) for _ in range(2))
+    aux = [np.zeros(3, np.float32), np.ones(3, np.float32)]
+    params = norm.BatchNormParams(fix_gamma=False)
+
+    class Context:
+        xp, is_train = np, True
+
+    (out,), saved = norm._bn_forward(Context, params, [x, gamma, beta], aux)
+    xhat_cpu = saved[0]
+    axes, view = (0, 2, 3), (1, 3, 1, 1)
+    mean, var, centered = norm._moments(np, x, axes)
+    invstd = 1 / np.sqrt(var.reshape(-1) + params.eps)
+    xhat, got = cupy_nn_kernels.batchnorm_normalize(
+        host_cupy, centered, invstd.reshape(view), gamma.reshape(view), beta.reshape(view)
+    )
+    np.testing.assert_array_equal(xhat, xhat_cpu)
+    np.testing.assert_array_equal(got, out)
+
+    grad = rng.standard_normal(x.shape).astype(np.float32)
+    dx_cpu, _, _ = norm._bn_backward(Context, params, saved, [grad], [True, True, True])
+    factor = (gamma * invstd).reshape(view)
+    product = grad * xhat
+    dx = cupy_nn_kernels.batchnorm_input_grad(
+        host_cupy,
+        grad,
+        xhat,
+        grad.mean(axis=axes, keepdims=True),
+        product.mean(axis=axes, keepdims=True),
+        factor,
+    )
+    np.testing.assert_array_equal(dx, dx_cpu)
