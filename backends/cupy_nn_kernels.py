@@ -15,6 +15,10 @@ operations, in the CPU kernels' order (``rebind.ops.nn``), in one pass:
   output ``xhat * gamma + beta``, and its input gradient
   ``factor * ((grad - mean(grad)) - xhat * mean(grad * xhat))``, each one
   pass (the per-channel vectors broadcast; the means stay CuPy reductions);
+- SoftmaxOutput's gradient ``prob - onehot(label)``: one less at each row's
+  label, in place, the changed values kept so they can be put back (the fused
+  FullyConnected + SoftmaxOutput step changes its output for its backward),
+  one thread per row;
 - Dropout's forward from its uniform draws: the mask (``scale`` where the
   draw is below ``keep``, else 0) and the output ``x * mask`` in one pass.
 
@@ -31,6 +35,8 @@ __all__ = [
     "batchnorm_input_grad",
     "batchnorm_normalize",
     "dropout_forward",
+    "restore_label_scores",
+    "subtract_label_ones",
 ]
 
 FUSED_ACTIVATIONS = ("relu", "sigmoid", "tanh")
@@ -105,3 +111,65 @@ def batchnorm_input_grad(cupy, grad, xhat, mean_grad, mean_grad_xhat, factor):
         "dx = factor * ((grad - mean_grad) - xhat * mean_grad_xhat);",
     )
     return kernel(grad, xhat, mean_grad, mean_grad_xhat, factor)
+
+
+# a row's class: its label truncated toward zero, as astype(int64) does; a label that
+# is NaN or outside [0, width) after truncation has no one-hot entry
+_LABEL_COLUMN = """
+    const double lab = (double)label[i];
+    const bool inside = lab > -1.0 && lab < (double)width;
+    const long long at = inside ? i * width + (long long)lab : 0;
+"""
+
+
+def subtract_label_ones(cupy, prob, label, keep=None):
+    """``prob[r, label[r]] -= 1`` for each row ``r`` of the C-contiguous 2-D ``prob``.
+
+    ``label`` holds at least one label per row (its first ``rows`` are read).
+    With ``keep`` (a new array of one value per row) the values before the
+    change are written there, for ``restore_label_scores``.
+    """
+    rows, width = prob.shape
+    label = cupy.ascontiguousarray(label.reshape(-1)[:rows])
+    body = (
+        _LABEL_COLUMN
+        + """
+    if (inside) {
+        if (keeping) {
+            kept[i] = prob[at];
+        }
+        prob[at] = prob[at] - T(1);
+    }
+"""
+    )
+    kernel = _kernel(
+        cupy,
+        "rebind_subtract_label_ones",
+        "raw L label, int64 width, bool keeping",
+        "raw T prob, raw T kept",
+        body,
+    )
+    kept = prob if keep is None else keep  # unused without keeping
+    kernel(label, width, keep is not None, prob, kept, size=rows)
+
+
+def restore_label_scores(cupy, prob, label, kept):
+    """Put back the values ``subtract_label_ones`` kept."""
+    rows, width = prob.shape
+    label = cupy.ascontiguousarray(label.reshape(-1)[:rows])
+    body = (
+        _LABEL_COLUMN
+        + """
+    if (inside) {
+        prob[at] = kept[i];
+    }
+"""
+    )
+    kernel = _kernel(
+        cupy,
+        "rebind_restore_label_scores",
+        "raw L label, raw T kept, int64 width",
+        "raw T prob",
+        body,
+    )
+    kernel(label, kept, width, prob, size=rows)

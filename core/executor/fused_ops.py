@@ -8,6 +8,9 @@ shape rule and are not registered.
 import attrs
 import numpy as np
 
+from rebind.backends import cupy_nn_kernels
+from rebind.backends.cupy_kernels import fusable
+
 from ..ops.base import OpDef
 from ..ops.loss import softmax_rows
 
@@ -144,6 +147,14 @@ def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):
     rows, width = prob.shape
     if xp is np and prob.flags.c_contiguous:
         return _numpy_projected_backward(ctx, p, fc_saved, prob, label, need_grad)
+    if fusable(prob, contiguous=True) and label.size >= rows:  # two CuPy kernels in all
+        kept = xp.empty(rows, dtype=prob.dtype)
+        cupy_nn_kernels.subtract_label_ones(xp, prob, label, kept)
+        try:
+            grads = p.fc_op.backward(ctx, p.fc_params, fc_saved, [prob], need_grad[:-1])
+        finally:
+            cupy_nn_kernels.restore_label_scores(xp, prob, label, kept)
+        return [*grads, None]
     classes = label.reshape(-1)[:rows].astype(np.int64)
     # a label out of range has no one-hot entry: its row subtracts 0 from column 0,
     # which changes nothing, and nothing waits to learn whether any label is such

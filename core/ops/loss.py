@@ -10,6 +10,9 @@ import math
 import attrs
 import numpy as np
 
+from rebind.backends import cupy_nn_kernels
+from rebind.backends.cupy_kernels import fusable
+
 from .base import ArgShapeMismatch, OpDef, merge_shape, mismatch
 from .params import param
 
@@ -143,11 +146,14 @@ def _class_gradient(xp, p, prob, classes, axis):
     if not p.smooth_alpha and prob.ndim == 2 and axis == 1:
         # the common case without a one-hot array: subtract 1 at each row's class
         grad = prob.copy()
-        # a class out of range has no one-hot entry: its row subtracts 0 from column 0,
-        # and nothing waits on the device to learn whether any class is such
-        inside = (classes >= 0) & (classes < k)
-        picked = xp.where(inside, classes, 0)
-        grad[xp.arange(prob.shape[0]), picked] -= inside.astype(grad.dtype)
+        if fusable(grad, contiguous=True):  # one CuPy kernel, one thread per row
+            cupy_nn_kernels.subtract_label_ones(xp, grad, classes)
+        else:
+            # a class out of range has no one-hot entry: its row subtracts 0 from
+            # column 0, and nothing waits on the device to learn whether any class is such
+            inside = (classes >= 0) & (classes < k)
+            picked = xp.where(inside, classes, 0)
+            grad[xp.arange(prob.shape[0]), picked] -= inside.astype(grad.dtype)
         if p.use_ignore:
             grad[classes == int(p.ignore_label)] = 0
         return grad

@@ -13,7 +13,7 @@ kernels, before a GPU ever runs them.
 What it models of CuPy: ``raw`` parameters are pointers indexed by flat
 position (the callers pass C-contiguous arrays); other parameters are the
 element at ``i`` (an input by value, an output by reference), broadcast like
-NumPy's; ``T`` is the dtype of the first array given for a ``T`` parameter;
+NumPy's; a type placeholder (``T``, ``L``) is the dtype of the first array given for it;
 ``size=`` sets the loop length. What it does not: threads run one after
 another here, so a kernel that relied on a particular interleaving would not
 be caught; CUDA's fused multiply-adds and ``-ftz`` are not reproduced, so
@@ -33,6 +33,7 @@ __all__ = ["HostCupy", "compiler"]
 
 _C_TYPES = {
     "int64": "long long",
+    "intp": "long long",
     "int32": "int",
     "float32": "float",
     "float64": "double",
@@ -43,6 +44,7 @@ _NUMPY_TYPES = {
     "int32": np.int32,
     "float32": np.float32,
     "float64": np.float64,
+    "intp": np.intp,
     "bool": np.bool_,
 }
 
@@ -72,23 +74,23 @@ class _Kernel:
         inputs = [p for p in self._params if not p[3]]
         if len(args) not in (len(inputs), len(self._params)):
             raise TypeError(f"{self.name}: {len(self._params)} arguments, got {len(args)}")
-        dtype = self._type_of(args)
+        types = self._types_of(args)
         shape = np.broadcast_shapes(
             *(np.shape(a) for a, (raw, *_) in zip(args, self._params, strict=False) if not raw)
         )
         if len(args) == len(inputs):  # outputs made, as CuPy makes them: the inputs' shape
             args = (
                 *args,
-                *(self._new_output(kind, dtype, shape) for _, kind, _, out in self._params if out),
+                *(self._new_output(kind, types, shape) for _, kind, _, out in self._params if out),
             )
         count = int(np.prod(shape)) if size is None else int(size)
         pointers, strides, keep = [], [], []
         for value, (raw, kind, name, output) in zip(args, self._params, strict=True):
-            array, stride = self._argument(value, raw, kind, name, output, dtype, shape)
+            array, stride = self._argument(value, raw, kind, name, output, types, shape)
             keep.append(array)
             pointers.append(array.ctypes.data)
             strides.append(stride)
-        function = self._function(dtype)
+        function = self._function(types)
         function(
             (ctypes.c_void_p * len(pointers))(*pointers),
             (ctypes.c_longlong * len(strides))(*strides),
@@ -98,17 +100,22 @@ class _Kernel:
         return outputs[0] if len(outputs) == 1 else outputs
 
     @staticmethod
-    def _new_output(kind, dtype, shape):
-        return np.empty(shape, dtype=dtype if kind == "T" else _NUMPY_TYPES[kind])
+    def _new_output(kind, types, shape):
+        return np.empty(shape, dtype=types[kind] if kind in types else _NUMPY_TYPES[kind])
 
-    def _type_of(self, args):
-        for value, (_, kind, _, _) in zip(args, self._params, strict=True):
-            if kind == "T" and isinstance(value, np.ndarray):
-                return value.dtype
-        raise TypeError(f"{self.name}: no array gives the type T")
+    def _types_of(self, args):
+        """Type placeholder (a name that is not a C type: T, L, ...) -> its dtype in this call."""
+        types = {}
+        for value, (_, kind, _, _) in zip(args, self._params, strict=False):
+            if kind not in _NUMPY_TYPES and kind not in types and isinstance(value, np.ndarray):
+                types[kind] = value.dtype
+        missing = {k for _, k, _, _ in self._params if k not in _NUMPY_TYPES} - set(types)
+        if missing:
+            raise TypeError(f"{self.name}: no array gives the type of {sorted(missing)}")
+        return types
 
-    def _argument(self, value, raw, kind, name, output, dtype, shape):
-        wanted = dtype if kind == "T" else np.dtype(_NUMPY_TYPES[kind])
+    def _argument(self, value, raw, kind, name, output, types, shape):
+        wanted = types[kind] if kind in types else np.dtype(_NUMPY_TYPES[kind])
         if raw:
             if not (isinstance(value, np.ndarray) and value.flags.c_contiguous):
                 raise ValueError(f"{self.name}: raw {name!r} must be a C-contiguous array")
@@ -126,22 +133,23 @@ class _Kernel:
             return np.ascontiguousarray(array.reshape(1)), 0
         return np.ascontiguousarray(np.broadcast_to(array, shape)), 1
 
-    def _function(self, dtype):
-        function = self._compiled.get(dtype)
+    def _function(self, types):
+        key = tuple(sorted((k, v.str) for k, v in types.items()))
+        function = self._compiled.get(key)
         if function is None:
-            function = self._compiled[dtype] = self._host.build(self._source(dtype))
+            function = self._compiled[key] = self._host.build(self._source(types))
         return function
 
-    def _source(self, dtype):
+    def _source(self, types):
         lines = [
             "#include <cmath>",
             "using std::exp; using std::tanh; using std::sqrt; using std::log; using std::abs;",
-            f"typedef {_C_TYPES[np.dtype(dtype).name]} T;",
+            *(f"typedef {_C_TYPES[np.dtype(t).name]} {k};" for k, t in types.items()),
             'extern "C" void run(void** p, const long long* s, long long size) {',
             "  for (long long i = 0; i < size; ++i) {",
         ]
         for k, (raw, kind, name, output) in enumerate(self._params):
-            c_type = "T" if kind == "T" else _C_TYPES[kind]
+            c_type = kind if kind in types else _C_TYPES[kind]
             if raw:
                 const = "" if output else "const "
                 lines.append(f"    {const}{c_type}* {name} = ({const}{c_type}*)p[{k}];")

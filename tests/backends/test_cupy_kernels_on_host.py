@@ -591,3 +591,48 @@ def test_batchnorm_kernels_equal_the_cpu_batchnorm(host_cupy):
         factor,
     )
     np.testing.assert_array_equal(dx, dx_cpu)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast")  # the NaN label
+@pytest.mark.parametrize("label_dtype", [np.float32, np.int64])
+def test_label_kernels_equal_the_cpu_softmax_gradient(host_cupy, label_dtype):
+    from rebind.backends import cupy_nn_kernels
+    from rebind.executor import fused_ops
+
+    rng = _rng(18)
+    prob = rng.random((7, 5)).astype(np.float32)
+    labels = (
+        [0, 4, 2.7, -0.5, 5, -3, np.nan] if label_dtype == np.float32 else [0, 4, 2, 1, 5, -3, 9]
+    )
+    label = np.array(labels, dtype=label_dtype)
+    # the CPU's fused softmax backward changes prob for its FullyConnected backward:
+    # what that backward sees is the gradient to compare with
+    seen = []
+
+    class Projection:
+        @staticmethod
+        def backward(ctx, params, saved, grads, need):
+            seen.append(grads[0].copy())
+            return [None, None, None]
+
+    class Params:
+        fc_op, fc_params = Projection, None
+
+    class Context:
+        xp = np
+
+    original = prob.copy()
+    fused_ops._numpy_projected_backward(
+        Context, Params, None, prob, label.astype(np.float32), [False, True, True, False]
+    )
+    np.testing.assert_array_equal(prob, original)  # given back
+    expected = seen[0]
+
+    got, kept = prob.copy(), np.empty(7, np.float32)
+    cupy_nn_kernels.subtract_label_ones(host_cupy, got, label, kept)
+    np.testing.assert_array_equal(got, expected)
+    cupy_nn_kernels.restore_label_scores(host_cupy, got, label, kept)
+    np.testing.assert_array_equal(got, original)
+    plain = prob.copy()
+    cupy_nn_kernels.subtract_label_ones(host_cupy, plain, label)  # without keeping
+    np.testing.assert_array_equal(plain, expected)
