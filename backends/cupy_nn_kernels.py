@@ -71,46 +71,44 @@ def activation_backward(cupy, act_type, out, grad, inplace):
     return kernel(out, grad, grad) if inplace else kernel(out, grad)
 
 
-_DROPOUT_BODY = """
-    mask = draw < keep ? T(1) * scale : T(0) * scale;
-    y = x * mask;
-"""
+# name -> (inputs, outputs, body) of the kernels below run through _run
+_SPECS = {
+    "dropout": (
+        "T x, float32 draw, float32 keep, T scale",
+        "T y, T mask",
+        "mask = draw < keep ? T(1) * scale : T(0) * scale; y = x * mask;",
+    ),
+    "batchnorm_normalize": (
+        "T centered, T invstd, T scale, T beta",
+        "T xhat, T y",
+        "xhat = centered * invstd; y = xhat * scale + beta;",
+    ),
+    "batchnorm_input_grad": (
+        "T grad, T xhat, T mean_grad, T mean_grad_xhat, T factor",
+        "T dx",
+        "dx = factor * ((grad - mean_grad) - xhat * mean_grad_xhat);",
+    ),
+}
+
+
+def _run(cupy, name, *args):
+    in_params, out_params, body = _SPECS[name]
+    return _kernel(cupy, f"rebind_{name}", in_params, out_params, body)(*args)
 
 
 def dropout_forward(cupy, x, draws, keep, scale):
     """``(x * mask, mask)`` with ``mask = (draws < keep) * scale`` (draws: float32, x's shape)."""
-    kernel = _kernel(
-        cupy,
-        "rebind_dropout",
-        "T x, float32 draw, float32 keep, T scale",
-        "T y, T mask",
-        _DROPOUT_BODY,
-    )
-    return kernel(x, draws, keep, scale)
+    return _run(cupy, "dropout", x, draws, keep, scale)
 
 
 def batchnorm_normalize(cupy, centered, invstd, scale, beta):
     """``(xhat, xhat * scale + beta)`` with ``xhat = centered * invstd`` (vectors broadcast)."""
-    kernel = _kernel(
-        cupy,
-        "rebind_batchnorm_normalize",
-        "T centered, T invstd, T scale, T beta",
-        "T xhat, T y",
-        "xhat = centered * invstd; y = xhat * scale + beta;",
-    )
-    return kernel(centered, invstd, scale, beta)
+    return _run(cupy, "batchnorm_normalize", centered, invstd, scale, beta)
 
 
 def batchnorm_input_grad(cupy, grad, xhat, mean_grad, mean_grad_xhat, factor):
     """``factor * ((grad - mean_grad) - xhat * mean_grad_xhat)``, the means broadcast."""
-    kernel = _kernel(
-        cupy,
-        "rebind_batchnorm_input_grad",
-        "T grad, T xhat, T mean_grad, T mean_grad_xhat, T factor",
-        "T dx",
-        "dx = factor * ((grad - mean_grad) - xhat * mean_grad_xhat);",
-    )
-    return kernel(grad, xhat, mean_grad, mean_grad_xhat, factor)
+    return _run(cupy, "batchnorm_input_grad", grad, xhat, mean_grad, mean_grad_xhat, factor)
 
 
 # a row's class: its label truncated toward zero, as astype(int64) does; a label that
@@ -122,6 +120,39 @@ _LABEL_COLUMN = """
 """
 
 
+# mode 0: subtract 1 at the label; 1: the same, keeping the old values; 2: put them back
+_LABEL_SCORES_BODY = (
+    _LABEL_COLUMN
+    + """
+    if (inside) {
+        if (mode == 2) {
+            prob[at] = kept[i];
+        } else {
+            if (mode == 1) {
+                kept[i] = prob[at];
+            }
+            prob[at] = prob[at] - T(1);
+        }
+    }
+"""
+)
+
+
+def _label_scores(cupy, prob, label, kept, mode):
+    rows, width = prob.shape
+    label = cupy.ascontiguousarray(label.reshape(-1)[:rows])
+    kernel = _kernel(
+        cupy,
+        "rebind_label_scores",
+        "raw L label, int64 width, int32 mode",
+        "raw T prob, raw T kept",
+        _LABEL_SCORES_BODY,
+    )
+    if kept is None:  # mode 0 never touches it; a separate array, not an alias of prob
+        kept = cupy.empty(1, dtype=prob.dtype)
+    kernel(label, width, mode, prob, kept, size=rows)
+
+
 def subtract_label_ones(cupy, prob, label, keep=None):
     """``prob[r, label[r]] -= 1`` for each row ``r`` of the C-contiguous 2-D ``prob``.
 
@@ -129,47 +160,9 @@ def subtract_label_ones(cupy, prob, label, keep=None):
     With ``keep`` (a new array of one value per row) the values before the
     change are written there, for ``restore_label_scores``.
     """
-    rows, width = prob.shape
-    label = cupy.ascontiguousarray(label.reshape(-1)[:rows])
-    body = (
-        _LABEL_COLUMN
-        + """
-    if (inside) {
-        if (keeping) {
-            kept[i] = prob[at];
-        }
-        prob[at] = prob[at] - T(1);
-    }
-"""
-    )
-    kernel = _kernel(
-        cupy,
-        "rebind_subtract_label_ones",
-        "raw L label, int64 width, bool keeping",
-        "raw T prob, raw T kept",
-        body,
-    )
-    kept = prob if keep is None else keep  # unused without keeping
-    kernel(label, width, keep is not None, prob, kept, size=rows)
+    _label_scores(cupy, prob, label, keep, 0 if keep is None else 1)
 
 
 def restore_label_scores(cupy, prob, label, kept):
     """Put back the values ``subtract_label_ones`` kept."""
-    rows, width = prob.shape
-    label = cupy.ascontiguousarray(label.reshape(-1)[:rows])
-    body = (
-        _LABEL_COLUMN
-        + """
-    if (inside) {
-        prob[at] = kept[i];
-    }
-"""
-    )
-    kernel = _kernel(
-        cupy,
-        "rebind_restore_label_scores",
-        "raw L label, raw T kept, int64 width",
-        "raw T prob",
-        body,
-    )
-    kernel(label, kept, width, prob, size=rows)
+    _label_scores(cupy, prob, label, kept, 2)

@@ -58,21 +58,9 @@ _SPATIAL_INDEX = """
     const long long q0 = rest / (p2 * p1);
 """
 
-_COL2IM_BODY = (
-    """
-    long long rest, chan, item;
-    if (batch_last) {  // padded (C, P0, P1, P2, N)
-        item = i % batch;
-        rest = (i / batch) % (g[12] * g[13] * g[14]);
-        chan = i / (batch * g[12] * g[13] * g[14]);
-    } else {  // padded (C, N, P0, P1, P2)
-        rest = i % (g[12] * g[13] * g[14]);
-        item = (i / (g[12] * g[13] * g[14])) % batch;
-        chan = i / (batch * g[12] * g[13] * g[14]);
-    }
-"""
-    + _SPATIAL_INDEX
-    + """
+# for each kernel offset k (row-major) whose window position o covers element q of the
+# padded input, the body that follows runs with k0..k2 and o[3]; it sums into acc
+_COVERING_OFFSETS = """
     const long long q[3] = {q0, q1, q2};
     T acc = T(0);
     for (long long k0 = 0; k0 < g[0]; ++k0)
@@ -90,6 +78,24 @@ _COL2IM_BODY = (
             }
         }
         if (covered) {
+"""
+
+_COL2IM_BODY = (
+    """
+    long long rest, chan, item;
+    if (batch_last) {  // padded (C, P0, P1, P2, N)
+        item = i % batch;
+        rest = (i / batch) % (g[12] * g[13] * g[14]);
+        chan = i / (batch * g[12] * g[13] * g[14]);
+    } else {  // padded (C, N, P0, P1, P2)
+        rest = i % (g[12] * g[13] * g[14]);
+        item = (i / (g[12] * g[13] * g[14])) % batch;
+        chan = i / (batch * g[12] * g[13] * g[14]);
+    }
+"""
+    + _SPATIAL_INDEX
+    + _COVERING_OFFSETS
+    + """
             long long at = ((chan * g[0] + k0) * g[1] + k1) * g[2] + k2;
             if (batch_last) {
                 at = ((at * g[9] + o[0]) * g[10] + o[1]) * g[11] + o[2];
@@ -165,29 +171,13 @@ _POOL_BACKWARD_BODY = (
     """
     const long long rest = i % (g[12] * g[13] * g[14]);
     const long long plane = i / (g[12] * g[13] * g[14]);
-"""
-    + _SPATIAL_INDEX
-    + """
-    const long long q[3] = {q0, q1, q2};
     const long long base = plane * g[12] * g[13] * g[14];
     const long long windows = plane * g[9] * g[10] * g[11];
     const T mine = x[i];
-    T acc = T(0);
-    for (long long k0 = 0; k0 < g[0]; ++k0)
-    for (long long k1 = 0; k1 < g[1]; ++k1)
-    for (long long k2 = 0; k2 < g[2]; ++k2) {
-        const long long k[3] = {k0, k1, k2};
-        long long o[3];
-        bool covered = true;
-        for (int a = 0; a < 3; ++a) {
-            const long long t = q[a] - k[a] * g[6 + a];
-            if (t < 0 || t % g[3 + a] != 0 || t / g[3 + a] >= g[9 + a]) {
-                covered = false;
-            } else {
-                o[a] = t / g[3 + a];
-            }
-        }
-        if (covered) {
+"""
+    + _SPATIAL_INDEX
+    + _COVERING_OFFSETS
+    + """
             const long long at = windows + (o[0] * g[10] + o[1]) * g[11] + o[2];
             const T best = out[at];
             bool hit = mine == best;
