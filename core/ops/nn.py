@@ -9,6 +9,7 @@ from rebind.backends import cupy_nn_kernels
 from rebind.backends.cupy_kernels import fusable
 from rebind.backends.cupy_nn_kernels import FUSED_ACTIVATIONS
 
+from . import recycle
 from .base import OpDef, known, merge_shape
 from .params import param, positive
 
@@ -70,7 +71,12 @@ def _fc_forward(ctx, p, inputs, aux):
         out = xp.matmul(weight, flat.T).T
     else:
         # matmul, not dot: NumPy's dot is up to 20% slower for transposed operands
-        out = xp.matmul(flat, weight.T)
+        rows, hidden = flat.shape[0], weight.shape[0]
+        size = rows * hidden * np.result_type(flat.dtype, weight.dtype).itemsize
+        if xp is np and size >= recycle.RECYCLE_MIN_BYTES and flat.dtype == weight.dtype:
+            out = xp.matmul(flat, weight.T, out=recycle.take((rows, hidden), flat.dtype))
+        else:
+            out = xp.matmul(flat, weight.T)
     if not p.no_bias:
         out += inputs[2]
     if not p.flatten:
