@@ -19,7 +19,7 @@ one thread per output element, which gathers what the CPU's loop scatters:
   otherwise the single term is written.
 
 Geometry (kernel, stride, dilate, window positions, padded size) is passed as
-three entries per axis, a missing axis being size 1. Kernel code avoids ``n``,
+15 scalars, three per quantity, a missing axis being size 1. Kernel code avoids ``n``,
 ``i`` as names of its own and leading underscores (CuPy reserves them) and
 never returns early (bodies run in a grid-stride loop). Importing this module
 does not import CuPy.
@@ -32,22 +32,23 @@ __all__ = ["col2im", "max_pool_backward", "max_pool_forward", "window_geometry"]
 _AXES = 3
 
 
-def window_geometry(cupy, window):
-    """The window's geometry as one int64 array of 5 x 3 entries for the kernels."""
+def window_geometry(window):
+    """The window's geometry as 5 x 3 ints for the kernels (kernel, stride, dilate, out, padded)."""
     spatial = len(window.kernel)
     if spatial > _AXES:
         raise ValueError(f"window kernels take up to {_AXES} spatial axes, got {spatial}")
-    fill = _AXES - spatial
-    rows = []
-    for values, pad in (
-        (window.kernel, 1),
-        (window.stride, 1),
-        (window.dilate, 1),
-        (window.out, 1),
-        (window.padded, 1),
-    ):
-        rows.extend((*values, *(pad,) * fill))
-    return cupy.asarray(rows, dtype=cupy.int64)
+    fill = (1,) * (_AXES - spatial)
+    return tuple(
+        int(v)
+        for values in (window.kernel, window.stride, window.dilate, window.out, window.padded)
+        for v in (*values, *fill)
+    )
+
+
+# the geometry arrives as 15 scalars (no array to copy to the device per call) and is
+# gathered into g at the top of every body
+_GEOMETRY_PARAMS = ", ".join(f"int64 g{k}" for k in range(15))
+_GEOMETRY = "    const long long g[15] = {" + ", ".join(f"g{k}" for k in range(15)) + "};\n"
 
 
 # geometry g: kernel g[0..2], stride g[3..5], dilate g[6..8], out g[9..11], padded g[12..14]
@@ -81,7 +82,8 @@ _COVERING_OFFSETS = """
 """
 
 _COL2IM_BODY = (
-    """
+    _GEOMETRY
+    + """
     long long rest, chan, item;
     if (batch_last) {  // padded (C, P0, P1, P2, N)
         item = i % batch;
@@ -120,17 +122,19 @@ def col2im(cupy, cols, window, channels, batch, batch_last):
     kernel = _kernel(
         cupy,
         "rebind_col2im",
-        "raw T cols, raw int64 g, int64 batch, bool batch_last",
+        f"raw T cols, {_GEOMETRY_PARAMS}, int64 batch, bool batch_last",
         "raw T padded",
         _COL2IM_BODY,
     )
-    kernel(cols, window_geometry(cupy, window), batch, batch_last, padded, size=padded.size)
+    kernel(cols, *window_geometry(window), batch, batch_last, padded, size=padded.size)
     return padded
 
 
 # pooling arrays are (N, C, *spatial): a thread's plane is i / (spatial size)
 
-_POOL_FORWARD_BODY = """
+_POOL_FORWARD_BODY = (
+    _GEOMETRY
+    + """
     const long long o2 = i % g[11];
     const long long o1 = (i / g[11]) % g[10];
     const long long o0 = (i / (g[11] * g[10])) % g[9];
@@ -154,6 +158,7 @@ _POOL_FORWARD_BODY = """
     }
     out[i] = best;
 """
+)
 
 
 def max_pool_forward(cupy, padded, window):
@@ -161,14 +166,19 @@ def max_pool_forward(cupy, padded, window):
     shape = (*padded.shape[:2], *window.out)
     out = cupy.empty(shape, dtype=padded.dtype)
     kernel = _kernel(
-        cupy, "rebind_max_pool_forward", "raw T x, raw int64 g", "raw T out", _POOL_FORWARD_BODY
+        cupy,
+        "rebind_max_pool_forward",
+        f"raw T x, {_GEOMETRY_PARAMS}",
+        "raw T out",
+        _POOL_FORWARD_BODY,
     )
-    kernel(padded, window_geometry(cupy, window), out, size=out.size)
+    kernel(padded, *window_geometry(window), out, size=out.size)
     return out
 
 
 _POOL_BACKWARD_BODY = (
-    """
+    _GEOMETRY
+    + """
     const long long rest = i % (g[12] * g[13] * g[14]);
     const long long plane = i / (g[12] * g[13] * g[14]);
     const long long base = plane * g[12] * g[13] * g[14];
@@ -212,10 +222,9 @@ def max_pool_backward(cupy, padded, out, grad, window):
     kernel = _kernel(
         cupy,
         "rebind_max_pool_backward",
-        "raw T x, raw T out, raw T grad, raw int64 g, bool overlapping",
+        f"raw T x, raw T out, raw T grad, {_GEOMETRY_PARAMS}, bool overlapping",
         "raw T dx",
         _POOL_BACKWARD_BODY,
     )
-    geometry = window_geometry(cupy, window)
-    kernel(padded, out, grad, geometry, window.overlapping, dx, size=dx.size)
+    kernel(padded, out, grad, *window_geometry(window), window.overlapping, dx, size=dx.size)
     return dx
