@@ -42,5 +42,9 @@ def take(shape, dtype):
 
 
 def _free(index):
-    """Whether nothing but this list refers to the buffer (the other reference is the call's)."""
-    return sys.getrefcount(_buffers[index]) <= 2
+    """Whether nothing but this list refers to the buffer (the other reference is the call's).
+
+    Without reference counts (an interpreter other than CPython) no buffer is.
+    """
+    count = getattr(sys, "getrefcount", None)
+    return count is not None and count(_buffers[index]) <= 2
