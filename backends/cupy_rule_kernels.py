@@ -16,6 +16,7 @@ __all__ = [
     "adamw_step",
     "ftml_step",
     "ftrl_step",
+    "lamb_direction",
     "nag_step",
     "rmsprop_step",
     "rmspropalex_step",
@@ -179,3 +180,41 @@ def adamw_step(cupy, weight, grad, mean, var, lr, eta, wd, beta1, beta2, epsilon
         body,
     )
     kernel(grad, lr, eta, wd, beta1, beta2, epsilon, weight, mean, var)
+
+
+def lamb_direction(cupy, weight, grad, mean, var, beta1, beta2, epsilon, first, second, wd):
+    """LAMB's phase one: moments in place, returns the step; ``first``/``second`` are
+    ``1 - beta1^t``/``1 - beta2^t``, or None without bias correction."""
+    body = """
+    const T m = mean * beta1 + (T(1) - beta1) * grad;
+    const T v = var * beta2 + ((T(1) - beta2) * grad) * grad;
+    mean = m;
+    var = v;
+    const T s = corrected ? (m / first) / (sqrt(v / second) + epsilon) : m / (sqrt(v) + epsilon);
+    step = s + wd * weight;
+"""
+    kernel = _kernel(
+        cupy,
+        "rebind_lamb_direction",
+        "T grad, T weight, T beta1, T beta2, T epsilon, T first, T second, T wd, bool corrected",
+        "T mean, T var, T step",
+        body,
+    )
+    corrected = first is not None
+    one = weight.dtype.type(1)
+    step = cupy.empty_like(weight)
+    kernel(
+        grad,
+        weight,
+        beta1,
+        beta2,
+        epsilon,
+        first if corrected else one,
+        second if corrected else one,
+        wd,
+        corrected,
+        mean,
+        var,
+        step,
+    )
+    return step

@@ -317,6 +317,11 @@ def lamb_direction(xp, weight, grad, mean, var, beta1, beta2, epsilon, t, wd, bi
     """
     kind = mean.dtype.type
     one, beta1, beta2, epsilon, t = (kind(v) for v in (1, beta1, beta2, epsilon, t))
+    if cupy_kernels.fusable(weight, grad, mean, var, same_shape=True):
+        first, second = (one - beta1**t, one - beta2**t) if bias_correction else (None, None)
+        return cupy_rule_kernels.lamb_direction(
+            xp, weight, grad, mean, var, beta1, beta2, epsilon, first, second, kind(wd)
+        )
     moving_average(mean, grad, beta1, one)
     moving_square_average(var, grad, beta2, one)
     if bias_correction:

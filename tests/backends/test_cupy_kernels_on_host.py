@@ -636,3 +636,32 @@ def test_label_kernels_equal_the_cpu_softmax_gradient(host_cupy, label_dtype):
     plain = prob.copy()
     cupy_nn_kernels.subtract_label_ones(host_cupy, plain, label)  # without keeping
     np.testing.assert_array_equal(plain, expected)
+
+
+@pytest.mark.parametrize("bias_correction", [True, False])
+def test_lamb_direction_kernel_equals_the_numpy_rule(host_cupy, bias_correction):
+    weight, grad, mean, var = _rule_arrays(4, seed=19)
+    var = _positive(var)
+    f32 = np.float32
+    expected_mean, expected_var = mean.copy(), var.copy()
+    expected = rules.lamb_direction(
+        np, weight, grad, expected_mean, expected_var, 0.9, 0.999, 1e-6, 3, 0.01, bias_correction
+    )
+    first, second = (f32(1) - f32(0.9) ** f32(3), f32(1) - f32(0.999) ** f32(3))
+    got_mean, got_var = mean.copy(), var.copy()
+    step = cupy_rule_kernels.lamb_direction(
+        host_cupy,
+        weight,
+        grad,
+        got_mean,
+        got_var,
+        f32(0.9),
+        f32(0.999),
+        f32(1e-6),
+        first if bias_correction else None,
+        second if bias_correction else None,
+        f32(0.01),
+    )
+    np.testing.assert_array_equal(got_mean, expected_mean)
+    np.testing.assert_array_equal(got_var, expected_var)
+    np.testing.assert_array_equal(step, expected)
