@@ -4,7 +4,9 @@ Each is ``rebind.optimizer.rules``' rule of the same name as one fused kernel:
 every array read and written once, no temporaries, the rule's float
 operations in its order (the GPU may contract a product and a sum into a
 fused multiply-add). Scalars arrive in the weight's dtype; powers such as
-``1 - beta^t`` are computed by the caller, as the rule computes them.
+``1 - beta^t`` are computed by the caller, as the rule computes them (the
+plugins' own rules, AdaGrad to Nadam, compute theirs in Python floats, which
+NumPy then rounds to the weight's dtype: so do their callers here).
 ``sign`` is NumPy's (0 for +-0, NaN for NaN) and clipping keeps NaN, as
 ``ndarray.clip`` does. Parameter names avoid ``n`` and ``i`` (CuPy's).
 Importing this module does not import CuPy.
@@ -13,10 +15,14 @@ Importing this module does not import CuPy.
 from .cupy_kernels import _kernel
 
 __all__ = [
+    "adadelta_step",
+    "adagrad_step",
+    "adamax_step",
     "adamw_step",
     "ftml_step",
     "ftrl_step",
     "lamb_direction",
+    "nadam_step",
     "nag_step",
     "rmsprop_step",
     "rmspropalex_step",
@@ -218,3 +224,80 @@ def lamb_direction(cupy, weight, grad, mean, var, beta1, beta2, epsilon, first, 
         step,
     )
     return step
+
+
+def adagrad_step(cupy, weight, grad, history, neg_lr, wd, eps):
+    """AdaGrad: ``h += g^2`` and ``w += (g / sqrt(h + eps) + w * wd) * -lr``."""
+    body = """
+    const T h = history + grad * grad;
+    history = h;
+    weight = weight + (grad / sqrt(h + eps) + weight * wd) * neg_lr;
+"""
+    kernel = _kernel(
+        cupy, "rebind_adagrad", "T grad, T neg_lr, T wd, T eps", "T weight, T history", body
+    )
+    kernel(grad, neg_lr, wd, eps, weight, history)
+
+
+def adadelta_step(cupy, weight, grad, acc_g, acc_delta, rho, rest, eps, wd):
+    """AdaDelta; ``rest`` is ``1 - rho`` as the plugin rounds it."""
+    body = """
+    const T ag = acc_g * rho + (rest * grad) * grad;
+    acc_g = ag;
+    const T delta = sqrt(acc_delta + eps) / sqrt(ag + eps) * grad;
+    acc_delta = acc_delta * rho + (rest * delta) * delta;
+    weight = weight - (delta + wd * weight);
+"""
+    kernel = _kernel(
+        cupy,
+        "rebind_adadelta",
+        "T grad, T rho, T rest, T eps, T wd",
+        "T weight, T acc_g, T acc_delta",
+        body,
+    )
+    kernel(grad, rho, rest, eps, wd, weight, acc_g, acc_delta)
+
+
+def adamax_step(cupy, weight, grad, mean, peak, lr, beta1, rest1, beta2):
+    """AdaMax: ``m`` averaged, ``u = maximum(beta2 * u, |g|)`` (NumPy's), ``w -= lr * m / u``."""
+    body = """
+    const T m = mean * beta1 + rest1 * grad;
+    mean = m;
+    const T scaled = beta2 * peak;
+    const T size = abs(grad);
+    const T u = (scaled > size || scaled != scaled) ? scaled : size;
+    peak = u;
+    weight = weight - (lr * m) / u;
+"""
+    kernel = _kernel(
+        cupy,
+        "rebind_adamax",
+        "T grad, T lr, T beta1, T rest1, T beta2",
+        "T weight, T mean, T peak",
+        body,
+    )
+    kernel(grad, lr, beta1, rest1, beta2, weight, mean, peak)
+
+
+def nadam_step(cupy, weight, grad, mean, var, scalars):
+    """Nadam; ``scalars`` are the plugin's, each rounded to the weight's dtype:
+    ``(lr, beta1, rest1, beta2, rest2, grad_scale, mean_scale, var_scale, now, next, eps)``
+    where the scales are the denominators ``1 - schedule``, ``1 - schedule_next``,
+    ``1 - beta2^t`` and ``now``/``next`` are ``1 - momentum_t`` and ``momentum_next``."""
+    body = """
+    const T m = mean * beta1 + rest1 * grad;
+    const T v = var * beta2 + (rest2 * grad) * grad;
+    mean = m;
+    var = v;
+    const T bar = now * (grad / grad_scale) + next_m * (m / mean_scale);
+    weight = weight - (lr * bar) / (sqrt(v / var_scale) + eps);
+"""
+    kernel = _kernel(
+        cupy,
+        "rebind_nadam",
+        "T grad, T lr, T beta1, T rest1, T beta2, T rest2, T grad_scale, T mean_scale, "
+        "T var_scale, T now, T next_m, T eps",
+        "T weight, T mean, T var",
+        body,
+    )
+    kernel(grad, *scalars, weight, mean, var)

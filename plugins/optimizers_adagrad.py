@@ -10,6 +10,8 @@ Ftrl puts it in the denominator of its closed-form weight; GroupAdaGrad
 refuses it.
 """
 
+from rebind.backends import cupy_rule_kernels
+from rebind.backends.cupy_kernels import fusable
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
 from rebind.optimizer.rules import ftrl_step, rmsprop_step, rmspropalex_step
@@ -42,6 +44,11 @@ class AdaGrad(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         w, g, history = weight._data, self._clip(self._rescaled(grad)), state._data
         xp = weight.context.backend.xp
+        if fusable(w, g, history, same_shape=True):  # one CuPy kernel, the same operations
+            kind = w.dtype.type
+            eps = kind(self.float_stable_eps)
+            cupy_rule_kernels.adagrad_step(xp, w, g, history, kind(-lr), kind(wd), eps)
+            return
         history += xp.square(g)
         ratio = g / xp.sqrt(history + self.float_stable_eps)
         w += (ratio + w * wd) * -lr
@@ -152,6 +159,11 @@ class AdaDelta(Optimizer):
         self._update_count(index)
         w, g, xp = weight._data, self._clip(self._rescaled(grad)), weight.context.backend.xp
         acc_g, acc_delta = state[0]._data, state[1]._data
+        if fusable(w, g, acc_g, acc_delta, same_shape=True):  # one CuPy kernel
+            kind = w.dtype.type
+            rho, rest, eps = kind(self.rho), kind(1.0 - self.rho), kind(self.epsilon)
+            cupy_rule_kernels.adadelta_step(xp, w, g, acc_g, acc_delta, rho, rest, eps, kind(wd))
+            return
         acc_g *= self.rho
         acc_g += (1.0 - self.rho) * g * g
         delta = xp.sqrt(acc_delta + self.epsilon) / xp.sqrt(acc_g + self.epsilon) * g

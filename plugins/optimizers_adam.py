@@ -12,6 +12,8 @@ counted from ``begin_num_update``.
 
 import math
 
+from rebind.backends import cupy_rule_kernels
+from rebind.backends.cupy_kernels import fusable
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
 from rebind.optimizer.rules import (
@@ -92,8 +94,13 @@ class Adamax(_MomentOptimizer):
         lr, _wd, t, g = self._begin(index, weight, grad)
         lr /= 1.0 - self.beta1**t
         mean, peak = state[0]._data, state[1]._data
-        moving_average(mean, g, self.beta1, 1.0)
         xp = weight.context.backend.xp
+        if fusable(weight._data, g, mean, peak, same_shape=True):  # one CuPy kernel
+            kind = weight._data.dtype.type
+            b1, rest1, b2 = kind(self.beta1), kind(1.0 - self.beta1), kind(self.beta2)
+            cupy_rule_kernels.adamax_step(xp, weight._data, g, mean, peak, kind(lr), b1, rest1, b2)
+            return
+        moving_average(mean, g, self.beta1, 1.0)
         xp.maximum(self.beta2 * peak, xp.abs(g), out=peak)
         weight._data -= lr * mean / peak
 
@@ -130,6 +137,26 @@ class Nadam(_MomentOptimizer):
         self.m_schedule = self.m_schedule * momentum_t
         schedule_next = self.m_schedule * momentum_next
         mean, var = state[0]._data, state[1]._data
+        if fusable(weight._data, g, mean, var, same_shape=True):  # one CuPy kernel
+            kind = weight._data.dtype.type
+            scalars = (
+                lr,
+                self.beta1,
+                1.0 - self.beta1,
+                self.beta2,
+                1.0 - self.beta2,
+                1.0 - self.m_schedule,
+                1.0 - schedule_next,
+                1.0 - pow(self.beta2, t),
+                1.0 - momentum_t,
+                momentum_next,
+                self.epsilon,
+            )
+            xp = weight.context.backend.xp
+            cupy_rule_kernels.nadam_step(
+                xp, weight._data, g, mean, var, tuple(kind(v) for v in scalars)
+            )
+            return
         moving_average(mean, g, self.beta1, 1.0)
         moving_square_average(var, g, self.beta2, 1.0)
         grad_prime = g / (1.0 - self.m_schedule)

@@ -665,3 +665,65 @@ def test_lamb_direction_kernel_equals_the_numpy_rule(host_cupy, bias_correction)
     np.testing.assert_array_equal(got_mean, expected_mean)
     np.testing.assert_array_equal(got_var, expected_var)
     np.testing.assert_array_equal(step, expected)
+
+
+@pytest.mark.parametrize(
+    ("name", "settings"),
+    [
+        ("adagrad", {"learning_rate": 0.1, "wd": 0.01}),
+        ("adadelta", {"rho": 0.9, "wd": 0.01}),
+        ("adamax", {"learning_rate": 0.01, "wd": 0.01}),
+        ("nadam", {"learning_rate": 0.01, "wd": 0.01}),
+        ("nag", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01}),
+        ("signum", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "wd_lh": 0.02}),
+        ("rmsprop", {"learning_rate": 0.01, "wd": 0.01, "clip_weights": 0.5}),
+        ("rmsprop", {"learning_rate": 0.01, "centered": True, "clip_weights": 0.5}),
+        ("ftrl", {"learning_rate": 0.1, "wd": 0.01}),
+        ("ftml", {"learning_rate": 0.01, "wd": 0.01}),
+        ("lamb", {"learning_rate": 0.01, "wd": 0.01}),
+    ],
+)
+def test_plugin_optimizer_kernels_equal_their_cpu_updates(host_cupy, monkeypatch, name, settings):
+    # the optimizer's own update, once on NumPy and once through its CuPy kernel on the
+    # host (the plugin's dispatch and scalar rounding included), for three steps
+    import rebind as mx
+    from rebind.plugins import optimizers_adagrad, optimizers_adam
+
+    launched = []
+
+    def run(through_kernel):
+        optimizer = mx.optimizer.create(name, rescale_grad=0.5, **settings)
+        weight_values, grad_values = _rule_arrays(2, seed=20)
+        weight = mx.nd.array(weight_values)
+        state = optimizer.create_state(0, weight)
+        with monkeypatch.context() as patch:
+            if through_kernel:
+
+                class Redirect:  # the kernels, built by HostCupy instead of CuPy
+                    def __getattr__(self, kernel):
+                        function = getattr(cupy_rule_kernels, kernel)
+
+                        def launch(_xp, *args):
+                            launched.append(kernel)
+                            return function(host_cupy, *args)
+
+                        return launch
+
+                for module in (optimizers_adagrad, optimizers_adam):
+                    patch.setattr(module, "fusable", lambda *a, **k: True)
+                    patch.setattr(module, "cupy_rule_kernels", Redirect())
+                # the shared rules (optimizer/rules.py) dispatch the same way
+                patch.setattr(rules, "cupy_rule_kernels", Redirect())
+                patch.setattr(rules, "_cupy", lambda: None)
+                patch.setattr(cupy_kernels, "fusable", lambda *a, **k: True)
+            for step in range(3):
+                grad = mx.nd.array(grad_values * (step + 1))
+                optimizer.update(0, weight, grad, state)
+        states = state if isinstance(state, (list, tuple)) else [state]
+        return [weight.asnumpy(), *(s.asnumpy() for s in states)]
+
+    expected, got = run(False), run(True)
+    assert len(launched) == 3  # one kernel per step: the GPU path ran, not the CPU's
+    for value, reference in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(value, reference)
+    assert not np.array_equal(got[0], _rule_arrays(2, seed=20)[0])
