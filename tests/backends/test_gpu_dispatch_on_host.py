@@ -1,0 +1,141 @@
+"""The operators' GPU branches, run on the host: the same results as their CPU branches.
+
+Each operator with a CuPy kernel picks it when ``fusable`` says its arrays are
+CuPy's. Here ``fusable`` says so for NumPy arrays and every kernel is built by
+``HostCupy`` (host_kernels.py), so whole networks run forward and backward
+through the code the GPU runs: which kernel, with which arguments, what is
+saved for backward, what is written in place. The results must be the CPU
+branches' (bit for bit where the kernels hold no transcendental function, to
+float rounding where the C library's tanh or exp stands in for NumPy's).
+"""
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind.backends import (
+    cupy_kernels,
+    cupy_nn_kernels,
+    cupy_rnn_kernels,
+    cupy_window_kernels,
+)
+from rebind.executor import fused_lstm
+from rebind.ops import activation_extra, conv_utils, loss, nn, norm, pooling, rnn_cells
+
+from .host_kernels import HostCupy, compiler
+
+pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
+
+OP_MODULES = (activation_extra, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm)
+KERNEL_MODULES = (cupy_nn_kernels, cupy_rnn_kernels, cupy_window_kernels)
+
+
+@pytest.fixture(scope="module")
+def host_cupy(tmp_path_factory):
+    return HostCupy(tmp_path_factory.mktemp("dispatch-kernels"))
+
+
+def _through_host_kernels(patch, host_cupy, launched):
+    """Make every operator take its GPU branch, with kernels built for the host."""
+    patch.setattr(cupy_kernels, "_KERNELS", {})
+    for module in OP_MODULES:
+        patch.setattr(module, "fusable", lambda *arrays, **options: True)
+    for module in KERNEL_MODULES:
+        for name in module.__all__:
+            function = getattr(module, name)
+            if not callable(function) or name in ("window_geometry",):
+                continue
+
+            def launch(_xp, *args, _function=function, _name=name):
+                launched.append(_name)
+                return _function(host_cupy, *args)
+
+            patch.setattr(module, name, launch)
+
+
+def _cnn():
+    data = mx.sym.var("data")
+    net = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, name="conv")
+    net = mx.sym.BatchNorm(net, fix_gamma=False, name="bn")
+    net = mx.sym.Activation(net, act_type="relu", name="relu")
+    net = mx.sym.Pooling(net, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool")
+    net = mx.sym.Dropout(net, p=0.3, mode="always", name="drop")
+    net = mx.sym.FullyConnected(mx.sym.flatten(net), num_hidden=6, name="fc1")
+    net = mx.sym.Activation(net, act_type="tanh", name="tanh")
+    net = mx.sym.FullyConnected(net, num_hidden=5, name="fc2")
+    net = mx.sym.Activation(net, act_type="sigmoid", name="sigmoid")
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+def _lstm_lm():
+    data = mx.sym.var("data")
+    cell = mx.rnn.LSTMCell(num_hidden=6, prefix="l0_")
+    outputs, _ = cell.unroll(3, inputs=data, merge_outputs=True, layout="NTC")
+    net = mx.sym.FullyConnected(mx.sym.reshape(outputs, shape=(-1, 6)), num_hidden=4)
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+def _rnn_op():
+    data = mx.sym.var("data")
+    rnn = mx.sym.RNN(data, mode="gru", state_size=5, num_layers=1, state_outputs=False, name="rnn")
+    net = mx.sym.FullyConnected(mx.sym.reshape(rnn, shape=(-1, 5)), num_hidden=3)
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+NETWORKS = {
+    "cnn": (_cnn, {"data": (4, 2, 10, 10), "softmax_label": (4,)}, 5),
+    "lstm cells": (_lstm_lm, {"data": (2, 3, 4), "softmax_label": (6,)}, 4),
+    "rnn op": (_rnn_op, {"data": (3, 2, 4), "softmax_label": (6,)}, 3),
+}
+
+# every kind of kernel each network has, forward and backward
+KERNELS = {
+    "cnn": {
+        "col2im",
+        "max_pool_forward",
+        "max_pool_backward",
+        "activation_forward",
+        "activation_backward",
+        "dropout_forward",
+        "batchnorm_normalize",
+        "batchnorm_input_grad",
+        "subtract_label_ones",
+    },
+    "lstm cells": {"lstm_cell_forward", "lstm_cell_backward"},
+    "rnn op": {"gru_step_forward", "gru_step_backward"},
+}
+
+
+def _run(make, shapes, classes):
+    mx.random.seed(7)  # Dropout's draws: the same in both runs
+    symbol = make()
+    executor = symbol.simple_bind(mx.cpu(), **shapes)
+    rng = np.random.default_rng(3)
+    for name, array in executor.arg_dict.items():
+        if name == "softmax_label":
+            array[:] = rng.integers(0, classes, array.shape)
+        else:
+            array[:] = rng.standard_normal(array.shape) * 0.5
+    results = []
+    for _ in range(2):
+        results += [o.asnumpy() for o in executor.forward(is_train=True)]
+        executor.backward()
+        results += [g.asnumpy() for g in executor.grad_arrays if g is not None]
+        for name, grad in executor.grad_dict.items():
+            if name not in ("data", "softmax_label"):
+                executor.arg_dict[name][:] -= grad * 0.1
+    results += [a.asnumpy() for a in executor.aux_arrays]
+    return results
+
+
+@pytest.mark.parametrize("name", list(NETWORKS))
+def test_gpu_branches_compute_what_the_cpu_branches_do(host_cupy, monkeypatch, name):
+    make, shapes, classes = NETWORKS[name]
+    expected = _run(make, shapes, classes)
+    launched = []
+    with monkeypatch.context() as patch:
+        _through_host_kernels(patch, host_cupy, launched)
+        got = _run(make, shapes, classes)
+    assert KERNELS[name] <= set(launched), KERNELS[name] - set(launched)
+    for value, reference in zip(got, expected, strict=True):
+        np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
