@@ -19,6 +19,8 @@ __all__ = [
     "adagrad_step",
     "adamax_step",
     "adamw_step",
+    "dcasgd_step",
+    "group_adagrad_step",
     "ftml_step",
     "ftrl_step",
     "lamb_direction",
@@ -26,6 +28,7 @@ __all__ = [
     "nag_step",
     "rmsprop_step",
     "rmspropalex_step",
+    "sgld_step",
     "signsgd_step",
     "signum_step",
 ]
@@ -301,3 +304,43 @@ def nadam_step(cupy, weight, grad, mean, var, scalars):
         body,
     )
     kernel(grad, *scalars, weight, mean, var)
+
+
+def dcasgd_step(cupy, weight, grad, mom, previous, neg_lr, wd, lamda, momentum):
+    """DCASGD: the delay-compensated step, through the momentum when there is one (``mom``)."""
+    step = "((grad + wd * w0) + ((lamda * grad) * grad) * (w0 - previous)) * neg_lr"
+    if mom is None:
+        body = f"const T w0 = weight; const T s = {step}; previous = w0; weight = w0 + s;"
+        kernel = _kernel(
+            cupy, "rebind_dcasgd", "T grad, T neg_lr, T wd, T lamda", "T weight, T previous", body
+        )
+        kernel(grad, neg_lr, wd, lamda, weight, previous)
+        return
+    body = (
+        f"const T w0 = weight; const T m = mom * momentum + {step}; "
+        "mom = m; previous = w0; weight = w0 + m;"
+    )
+    kernel = _kernel(
+        cupy,
+        "rebind_dcasgd_momentum",
+        "T grad, T neg_lr, T wd, T lamda, T momentum",
+        "T weight, T mom, T previous",
+        body,
+    )
+    kernel(grad, neg_lr, wd, lamda, momentum, weight, mom, previous)
+
+
+def sgld_step(cupy, weight, grad, noise, half_neg_lr, wd):
+    """SGLD: ``w += (g + wd * w) * (-lr / 2)``, then ``w += noise`` (drawn by the caller)."""
+    body = "weight = (weight + (grad + wd * weight) * half_neg_lr) + noise;"
+    kernel = _kernel(cupy, "rebind_sgld", "T grad, T noise, T half_neg_lr, T wd", "T weight", body)
+    kernel(grad, noise, half_neg_lr, wd, weight)
+
+
+def group_adagrad_step(cupy, weight, grad, history, lr, eps):
+    """GroupAdaGrad's weight step ``w -= lr * g / sqrt(h + eps)``, ``h`` one value per row."""
+    body = "weight = weight - (lr * grad) / sqrt(history + eps);"
+    kernel = _kernel(
+        cupy, "rebind_group_adagrad", "T grad, T history, T lr, T eps", "T weight", body
+    )
+    kernel(grad, history, lr, eps, weight)

@@ -84,6 +84,12 @@ class GroupAdaGrad(Optimizer):
         g, history = self._clip(self._rescaled(grad)), state._data
         xp = weight.context.backend.xp
         history += xp.mean(xp.square(g), axis=1, keepdims=True)
+        w = weight._data
+        if fusable(w, g, history):  # the step in one CuPy kernel, history broadcast
+            kind = w.dtype.type
+            eps = kind(self.float_stable_eps)
+            cupy_rule_kernels.group_adagrad_step(xp, w, g, history, kind(lr), eps)
+            return
         weight._data -= lr * g / xp.sqrt(history + self.float_stable_eps)
 
 

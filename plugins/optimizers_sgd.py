@@ -14,6 +14,8 @@ import os
 
 import numpy as np
 
+from rebind.backends import cupy_rule_kernels
+from rebind.backends.cupy_kernels import fusable
 from rebind.hookspecs import hookimpl
 from rebind.ndarray import NDArray
 from rebind.optimizer import Optimizer
@@ -264,6 +266,21 @@ class DCASGD(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         w, g = weight._data, self._clip(self._rescaled(grad))
         mom, previous = state
+        if fusable(w, g, previous._data, None if mom is None else mom._data, same_shape=True):
+            kind = w.dtype.type  # one CuPy kernel, the same operations
+            xp = weight.context.backend.xp
+            cupy_rule_kernels.dcasgd_step(
+                xp,
+                w,
+                g,
+                None if mom is None else mom._data,
+                previous._data,
+                kind(-lr),
+                kind(wd),
+                kind(self.lamda),
+                kind(self.momentum),
+            )
+            return
         step = (g + wd * w + (self.lamda * g) * g * (w - previous._data)) * -lr
         if mom is not None:
             mom._data *= self.momentum
@@ -285,8 +302,13 @@ class SGLD(Optimizer):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         w, g = weight._data, self._clip(self._rescaled(grad))
-        w += (g + wd * w) * (-lr / 2)
         ctx = weight.context
+        if fusable(w, g, same_shape=True):  # the noise, then one CuPy kernel
+            noise = ctx.backend.normal(0.0, math.sqrt(lr), w.shape, w.dtype, ctx.device_id)
+            kind = w.dtype.type
+            cupy_rule_kernels.sgld_step(ctx.backend.xp, w, g, noise, kind(-lr / 2), kind(wd))
+            return
+        w += (g + wd * w) * (-lr / 2)
         w += ctx.backend.normal(0.0, math.sqrt(lr), w.shape, w.dtype, ctx.device_id)
 
 

@@ -393,12 +393,12 @@ def test_activation_kernels_equal_the_cpu_kernels(host_cupy, act_type, inplace):
 # -- the other optimizer rules -------------------------------------------------------------
 
 
-def _rule_arrays(count, seed=15):
+def _rule_arrays(count, seed=15, shape=(257,)):
     rng = _rng(seed)
     arrays = [rng.standard_normal(257).astype(np.float32) for _ in range(count)]
     arrays[0][:3] = [0.0, -0.0, 1e-3]  # the weight: zeros and a small value
     arrays[1][3:6] = [0.0, -0.0, 2.0]  # the gradient: signs of zero
-    return arrays
+    return [a[: int(np.prod(shape))].reshape(shape) for a in arrays]
 
 
 def _positive(array):
@@ -681,19 +681,25 @@ def test_lamb_direction_kernel_equals_the_numpy_rule(host_cupy, bias_correction)
         ("ftrl", {"learning_rate": 0.1, "wd": 0.01}),
         ("ftml", {"learning_rate": 0.01, "wd": 0.01}),
         ("lamb", {"learning_rate": 0.01, "wd": 0.01}),
+        ("dcasgd", {"learning_rate": 0.1, "wd": 0.01, "lamda": 0.05}),
+        ("dcasgd", {"learning_rate": 0.1, "momentum": 0.9, "lamda": 0.05}),
+        ("sgld", {"learning_rate": 0.01, "wd": 0.01}),
+        ("groupadagrad", {"learning_rate": 0.1}),
     ],
 )
 def test_plugin_optimizer_kernels_equal_their_cpu_updates(host_cupy, monkeypatch, name, settings):
     # the optimizer's own update, once on NumPy and once through its CuPy kernel on the
     # host (the plugin's dispatch and scalar rounding included), for three steps
     import rebind as mx
-    from rebind.plugins import optimizers_adagrad, optimizers_adam
+    from rebind.plugins import optimizers_adagrad, optimizers_adam, optimizers_sgd
 
     launched = []
 
     def run(through_kernel):
+        mx.random.seed(11)  # SGLD's noise: the same draws in both runs
         optimizer = mx.optimizer.create(name, rescale_grad=0.5, **settings)
-        weight_values, grad_values = _rule_arrays(2, seed=20)
+        shape = (16, 16) if name == "groupadagrad" else (257,)  # one rate per row
+        weight_values, grad_values = _rule_arrays(2, seed=20, shape=shape)
         weight = mx.nd.array(weight_values)
         state = optimizer.create_state(0, weight)
         with monkeypatch.context() as patch:
@@ -709,7 +715,7 @@ def test_plugin_optimizer_kernels_equal_their_cpu_updates(host_cupy, monkeypatch
 
                         return launch
 
-                for module in (optimizers_adagrad, optimizers_adam):
+                for module in (optimizers_adagrad, optimizers_adam, optimizers_sgd):
                     patch.setattr(module, "fusable", lambda *a, **k: True)
                     patch.setattr(module, "cupy_rule_kernels", Redirect())
                 # the shared rules (optimizer/rules.py) dispatch the same way
@@ -720,10 +726,10 @@ def test_plugin_optimizer_kernels_equal_their_cpu_updates(host_cupy, monkeypatch
                 grad = mx.nd.array(grad_values * (step + 1))
                 optimizer.update(0, weight, grad, state)
         states = state if isinstance(state, (list, tuple)) else [state]
-        return [weight.asnumpy(), *(s.asnumpy() for s in states)]
+        return [weight.asnumpy(), *(s.asnumpy() for s in states if s is not None)]
 
     expected, got = run(False), run(True)
     assert len(launched) == 3  # one kernel per step: the GPU path ran, not the CPU's
     for value, reference in zip(got, expected, strict=True):
         np.testing.assert_array_equal(value, reference)
-    assert not np.array_equal(got[0], _rule_arrays(2, seed=20)[0])
+    assert not np.array_equal(got[0].reshape(-1), _rule_arrays(2, seed=20)[0][: got[0].size])
