@@ -267,8 +267,8 @@ def adamax_step(cupy, weight, grad, mean, peak, lr, beta1, rest1, beta2):
     const T m = mean * beta1 + rest1 * grad;
     mean = m;
     const T scaled = beta2 * peak;
-    const T size = abs(grad);
-    const T u = (scaled > size || scaled != scaled) ? scaled : size;
+    const T magnitude = abs(grad);
+    const T u = (scaled > magnitude || scaled != scaled) ? scaled : magnitude;
     peak = u;
     weight = weight - (lr * m) / u;
 """
