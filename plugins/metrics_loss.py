@@ -27,7 +27,7 @@ class Loss(EvalMetric):
         if hasattr(preds, "asnumpy"):
             preds = [preds]
         for pred in preds:
-            data = getattr(pred, "_data", None)  # where it is (one number comes back)
+            data = getattr(pred, "_data", None)  # where it is (no copy to the host)
             values = asnumpy(pred) if data is None else data
             total = values.sum()  # on a GPU it stays there until the metric is read
             self._add_sums(total if is_cupy_array(total) else float(total))
