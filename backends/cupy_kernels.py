@@ -93,18 +93,20 @@ def fusable(*arrays, same_shape=False, contiguous=False):
     ``contiguous`` ask for one shape and C-contiguous memory too. Anything
     else (float16, NumPy arrays, mixed dtypes) runs the array operations.
     """
-    present = [a for a in arrays if a is not None]
-    if not present or not is_cupy_array(present[0]):
+    for first in arrays:  # the first array given; on the CPU the answer comes here
+        if first is not None:
+            break
+    else:
         return False
-    first = present[0]
-    if first.dtype.name not in _FUSED_DTYPES:
+    if not type(first).__module__.startswith("cupy") or first.dtype.name not in _FUSED_DTYPES:
         return False
     return all(
         is_cupy_array(a)
         and a.dtype == first.dtype
         and (not same_shape or a.shape == first.shape)
         and (not contiguous or a.flags.c_contiguous)
-        for a in present
+        for a in arrays
+        if a is not None
     )
 
 

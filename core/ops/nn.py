@@ -72,8 +72,11 @@ def _fc_forward(ctx, p, inputs, aux):
     else:
         # matmul, not dot: NumPy's dot is up to 20% slower for transposed operands
         rows, hidden = flat.shape[0], weight.shape[0]
-        size = rows * hidden * np.result_type(flat.dtype, weight.dtype).itemsize
-        if xp is np and size >= recycle.RECYCLE_MIN_BYTES and flat.dtype == weight.dtype:
+        if (
+            xp is np
+            and rows * hidden * flat.itemsize >= recycle.RECYCLE_MIN_BYTES
+            and flat.dtype == weight.dtype
+        ):
             out = xp.matmul(flat, weight.T, out=recycle.take((rows, hidden), flat.dtype))
         else:
             out = xp.matmul(flat, weight.T)
