@@ -22,17 +22,12 @@ from rebind.backends import (
 from rebind.executor import fused_lstm
 from rebind.ops import activation_extra, conv_utils, loss, nn, norm, pooling, rnn_cells
 
-from .host_kernels import HostCupy, compiler
+from .host_kernels import compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
 OP_MODULES = (activation_extra, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm)
 KERNEL_MODULES = (cupy_nn_kernels, cupy_rnn_kernels, cupy_window_kernels)
-
-
-@pytest.fixture(scope="module")
-def host_cupy(tmp_path_factory):
-    return HostCupy(tmp_path_factory.mktemp("dispatch-kernels"))
 
 
 def _through_host_kernels(patch, host_cupy, launched):
