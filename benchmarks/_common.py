@@ -210,6 +210,15 @@ def percentile(values, fraction):
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def finish(started, problems):
+    """The end of a benchmark run: load average, time taken, errors; the exit status."""
+    print_load("after")
+    print(f"took {time.perf_counter() - started:.0f} s")
+    for problem in problems:
+        print(f"ERROR: {problem}")
+    return 1 if problems else 0
+
+
 def print_load(when):
     """Print the 1-minute load average: other work on the machine spoils the times."""
     if not hasattr(os, "getloadavg"):

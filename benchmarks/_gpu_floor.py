@@ -28,6 +28,7 @@ _common.configure_threads()
 import _gpu_models as models  # noqa: E402
 import _lstm_lm as lm  # noqa: E402
 import numpy as np  # noqa: E402
+from _numpy_reference import _col2im, _weight_matrix  # noqa: E402  (NumPy's, xp-generic)
 
 F32 = np.float32
 
@@ -76,23 +77,6 @@ def _im2col(xp, x, k):
     return windows.reshape(n * oh * ow, k * k * c), (n, oh, ow)
 
 
-def _col2im(xp, dcols, shape, k):
-    """The adjoint of ``_im2col``: columns summed back into (N, H, W, C)."""
-    n, h, w, c = shape
-    oh, ow = h - k + 1, w - k + 1
-    dcols = dcols.reshape(n, oh, ow, k, k, c)
-    dx = xp.zeros(shape, dtype=dcols.dtype)
-    for i in range(k):
-        for j in range(k):
-            dx[:, i : i + oh, j : j + ow, :] += dcols[:, :, :, i, j, :]
-    return dx
-
-
-def _weight_matrix(weight):
-    """(F, C, k, k) -> (F, k * k * C), the patch order of ``_im2col``."""
-    return weight.transpose(0, 2, 3, 1).reshape(weight.shape[0], -1)
-
-
 def _conv(xp, x, weight, bias):
     cols, (n, oh, ow) = _im2col(xp, x, weight.shape[-1])
     out = cols @ _weight_matrix(weight).T
@@ -104,7 +88,7 @@ def _conv_backward(xp, grad, cols, weight, x_shape=None):
     f, c, k, _ = weight.shape
     gmat = grad.reshape(-1, f)
     dw = (gmat.T @ cols).reshape(f, k, k, c).transpose(0, 3, 1, 2)
-    dx = None if x_shape is None else _col2im(xp, gmat @ _weight_matrix(weight), x_shape, k)
+    dx = None if x_shape is None else _col2im(gmat @ _weight_matrix(weight), x_shape, k, xp)
     return dw, gmat.sum(axis=0), dx
 
 

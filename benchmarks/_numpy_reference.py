@@ -57,12 +57,15 @@ def _im2col(x, k):
     return windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * oh * ow, -1), (n, oh, ow)
 
 
-def _col2im(dcols, shape, k):
-    """The adjoint of ``_im2col``: (N*OH*OW, k*k*C) columns summed into (N, H, W, C)."""
+def _col2im(dcols, shape, k, xp=np):
+    """The adjoint of ``_im2col``: (N*OH*OW, k*k*C) columns summed into (N, H, W, C).
+
+    ``xp`` is the array module (the CuPy floor in ``_gpu_floor`` shares this).
+    """
     n, h, w, c = shape
     oh, ow = h - k + 1, w - k + 1
     dcols = dcols.reshape(n, oh, ow, k, k, c)
-    dx = np.zeros(shape, dtype=dcols.dtype)
+    dx = xp.zeros(shape, dtype=dcols.dtype)
     for i in range(k):
         for j in range(k):
             dx[:, i : i + oh, j : j + ow, :] += dcols[:, :, :, i, j, :]

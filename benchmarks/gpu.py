@@ -291,11 +291,7 @@ def main(argv=None):
         if impl != "torch":
             problems.append(f"{model}: {label(impl, args.device)} did not run")
     print_targets(ratios, has_torch, args.device)
-    _common.print_load("after")
-    print(f"took {time.perf_counter() - started:.0f} s")
-    for problem in problems:
-        print(f"ERROR: {problem}")
-    return 1 if problems else 0
+    return _common.finish(started, problems)
 
 
 if __name__ == "__main__":

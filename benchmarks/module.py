@@ -332,11 +332,7 @@ def main(argv=None):
     for impl, reason in skipped.items():
         print(f"{LABELS[impl]}: skipped ({reason})")
     print_targets(fit, inference)
-    _common.print_load("after")
-    print(f"took {time.perf_counter() - started:.0f} s")
-    for problem in problems:
-        print(f"ERROR: {problem}")
-    return 1 if problems else 0
+    return _common.finish(started, problems)
 
 
 if __name__ == "__main__":
