@@ -13,7 +13,8 @@ SoftmaxOutput's (softmax - onehot) rescaled by 1/batch as Module's SGD does;
 ``torch.optim.SGD`` with the same momentum and weight decay, for the weights
 only as Module's optimizer (torch's default implementation for the device).
 Per batch the accuracy is counted on the device and read with ``.item()``: one
-synchronisation per batch, as rebind's metric.
+synchronisation per batch (rebind's metric keeps its sums on the device until
+the metric is read, see ``rebind.metric_sums``).
 TF32 is switched off for matrix products and cuDNN: every implementation
 computes in plain float32.
 """

@@ -15,21 +15,9 @@ THREADS = _common.configure_threads()
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from _gpu_torch import classifier  # noqa: E402  (the same models, on any device)
 
 torch.set_num_threads(THREADS)
-
-
-def forward(model, p, data):
-    if model == "mlp":
-        x = F.relu(F.linear(data, p["fc1_weight"], p["fc1_bias"]))
-        x = F.relu(F.linear(x, p["fc2_weight"], p["fc2_bias"]))
-        return F.linear(x, p["fc3_weight"], p["fc3_bias"])
-    x = torch.tanh(F.conv2d(data, p["conv1_weight"], p["conv1_bias"]))
-    x = F.max_pool2d(x, 2, 2)
-    x = torch.tanh(F.conv2d(x, p["conv2_weight"], p["conv2_bias"]))
-    x = F.max_pool2d(x, 2, 2).flatten(1)
-    x = torch.tanh(F.linear(x, p["fc1_weight"], p["fc1_bias"]))
-    return F.linear(x, p["fc2_weight"], p["fc2_bias"])
 
 
 def run(model, steps, warmup):
@@ -44,7 +32,7 @@ def run(model, steps, warmup):
     def step():
         for value in params.values():
             value.grad = None
-        logits = forward(model, params, data)
+        logits = classifier(model, params, data)
         F.cross_entropy(logits, label, reduction="sum").backward()
         return logits
 
