@@ -25,7 +25,7 @@ import numpy
 
 from . import registry
 from .errors import ShapeError
-from .metric_sums import RunningSum, add_to_sum, is_cupy_array
+from .metric_sums import RunningSum, add_to_sum, batch_value
 
 __all__ = [
     "EvalMetric",
@@ -35,8 +35,8 @@ __all__ = [
     "asnumpy",
     "check_label_shapes",
     "create",
+    "batch_value",
     "device_values",
-    "is_cupy_array",
     "np",
     "register",
 ]

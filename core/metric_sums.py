@@ -15,7 +15,7 @@ replaces the value, as before.
 
 from rebind.backends.cupy_kernels import is_cupy_array
 
-__all__ = ["RunningSum", "add_to_sum", "is_cupy_array"]
+__all__ = ["RunningSum", "add_to_sum", "batch_value"]
 
 
 class _OnDevice:
@@ -59,6 +59,17 @@ class RunningSum:
 
     def __set__(self, metric, value):
         metric.__dict__[self._key] = value
+
+
+def batch_value(value):
+    """A batch's float sum as the running sums take it: a float, or on a GPU a float64 there.
+
+    ``float(value)`` on the host; a 0-d CuPy array stays on the device, widened to
+    float64 as ``float`` would (no wait for the device).
+    """
+    if is_cupy_array(value):
+        return value.astype("float64")
+    return float(value)
 
 
 def add_to_sum(metric, name, value):

@@ -9,7 +9,7 @@ import math
 import numpy
 
 from rebind.hookspecs import hookimpl
-from rebind.metric import EvalMetric, asnumpy, check_label_shapes, device_values, is_cupy_array
+from rebind.metric import EvalMetric, asnumpy, batch_value, check_label_shapes, device_values
 
 __all__ = ["Accuracy", "TopKAccuracy", "Perplexity"]
 
@@ -164,8 +164,7 @@ class Perplexity(EvalMetric):
             count -= int(xp.count_nonzero(ignored))
         floor = xp.asarray(1e-10, dtype=prob.dtype)
         total = xp.sum(xp.log(xp.maximum(floor, prob)))
-        # on a GPU the sum stays there (as float64, what float() would give)
-        return -(total.astype(numpy.float64) if is_cupy_array(total) else float(total)), count
+        return -batch_value(total), count  # on a GPU it stays there
 
     def get(self):
         """``(name, exp(mean negative log-probability))`` since ``reset_local``."""

@@ -5,7 +5,7 @@ ignore the labels: a network whose outputs are losses is scored by their mean.
 """
 
 from rebind.hookspecs import hookimpl
-from rebind.metric import EvalMetric, asnumpy, is_cupy_array
+from rebind.metric import EvalMetric, asnumpy, batch_value
 
 __all__ = ["Loss", "Torch", "Caffe"]
 
@@ -29,8 +29,7 @@ class Loss(EvalMetric):
         for pred in preds:
             data = getattr(pred, "_data", None)  # where it is (no copy to the host)
             values = asnumpy(pred) if data is None else data
-            total = values.sum()  # on a GPU it stays there until the metric is read
-            self._add_sums(total if is_cupy_array(total) else float(total))
+            self._add_sums(batch_value(values.sum()))  # on a GPU it stays there until read
             self.num_inst += values.size
             self.global_num_inst += values.size
 

@@ -9,7 +9,7 @@ NumPy code does, and accumulated as Python floats.
 import numpy
 
 from rebind.hookspecs import hookimpl
-from rebind.metric import EvalMetric, asnumpy, check_label_shapes, device_values, is_cupy_array
+from rebind.metric import EvalMetric, asnumpy, batch_value, check_label_shapes, device_values
 
 __all__ = ["MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood"]
 
@@ -118,8 +118,8 @@ class _LogLoss(EvalMetric):
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds, strict=True):
             xp, prob = _label_probabilities(label, pred, self.name)
-            loss = (-xp.log(prob + self.eps)).sum()  # on a GPU it stays there until read
-            self._add_sums(loss if is_cupy_array(loss) else float(loss))
+            # on a GPU the sum stays there until the metric is read
+            self._add_sums(batch_value((-xp.log(prob + self.eps)).sum()))
             self.num_inst += prob.shape[0]
             self.global_num_inst += prob.shape[0]
 

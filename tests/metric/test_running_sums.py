@@ -98,3 +98,15 @@ def test_accuracy_on_the_cpu_adds_plain_integers():
     metric.update([mx.nd.array([0, 1, 1])], [mx.nd.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]])])
     assert metric.sum_metric == 2 and metric.num_inst == 3
     assert metric.get() == ("accuracy", 2 / 3)
+
+
+def test_batch_value_is_a_float_on_the_host_and_stays_on_the_device():
+    from rebind.metric import batch_value
+
+    host = batch_value(np.float32(1.1))
+    assert type(host) is float and host == float(np.float32(1.1))
+    FakeDeviceScalar.reads = 0
+    device = batch_value(FakeDeviceScalar(1.1, np.float32))
+    assert isinstance(device, FakeDeviceScalar) and device.dtype == np.float64
+    assert device.value == np.float64(np.float32(1.1))  # widened as float() widens
+    assert FakeDeviceScalar.reads == 0
