@@ -10,7 +10,13 @@ positions), never from user input; kernels, contexts and parameters reach the
 code through its namespace.
 """
 
-__all__ = ["generate_backward", "generate_forward", "no_gradient"]
+__all__ = [
+    "add_gradient",
+    "generate_backward",
+    "generate_forward",
+    "incoming_gradients",
+    "no_gradient",
+]
 
 
 def generate_forward(plan, is_train):
@@ -58,7 +64,7 @@ def generate_backward(plan):
     place.
     """
     contributions = _contributions(plan)
-    namespace = {"_add": _add, "_incoming": _incoming, "_no_gradient": no_gradient}
+    namespace = {"_add": add_gradient, "_incoming": incoming_gradients, "_no_gradient": no_gradient}
     lines = ["def backward(saved, heads, release):"]
     used = sorted(contributions)
     lines += [f"    g{slot} = None" for slot in used if slot not in plan.head_slots]
@@ -127,7 +133,7 @@ def no_gradient(step):
     )
 
 
-def _incoming(grads, meta, xp, always):
+def incoming_gradients(grads, meta, xp, always):
     """The gradients a step receives, zeros where none arrived; None: the step is skipped."""
     missing = [g is None for g in grads]
     if not any(missing):
@@ -140,8 +146,8 @@ def _incoming(grads, meta, xp, always):
     ]
 
 
-def _add(total, owned, grad):
-    """``(total, owned)`` after adding ``grad``: the executor loop's ``_accumulate``.
+def add_gradient(total, owned, grad):
+    """``(total, owned)`` after adding ``grad`` to a slot's gradient ``total`` (None: none yet).
 
     ``owned`` says whether ``total`` is a sum made here (so later terms go into
     it in place); a kernel's gradient may be a view of another array, so the

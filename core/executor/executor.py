@@ -6,7 +6,7 @@ from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
 from ..profiler import PROFILER
-from .codegen import no_gradient
+from .codegen import add_gradient, incoming_gradients, no_gradient
 from .memory import memory_report
 from .reshaping import plain_plan, reshape_executor
 from .transfer import move_data, to_context
@@ -163,7 +163,7 @@ class Executor:
         if function is not None:
             self._store_gradients(function(saved, grads, release))
             return
-        sums = set()  # ids of gradient sums made here, which later terms are added into
+        owned = {}  # slot -> whether its gradient is a sum made here (see add_gradient)
         for position in range(len(plan.steps) - 1, -1, -1):
             step = plan.steps[position]
             if not step.runs_backward:
@@ -172,15 +172,12 @@ class Executor:
             if release:
                 saved[position] = None
             incoming = [grads.pop(s, None) for s in step.outputs]
-            for g in incoming:
-                sums.discard(id(g))
-            if any(g is None for g in incoming):
-                if not step.op.is_loss and not step.aux and all(g is None for g in incoming):
-                    continue
-                incoming = [
-                    step.xp.zeros(shape, dtype) if g is None else g
-                    for g, (shape, dtype) in zip(incoming, out_meta, strict=True)
-                ]
+            for s in step.outputs:
+                owned.pop(s, None)
+            always = step.op.is_loss or bool(step.aux)
+            incoming = incoming_gradients(incoming, out_meta, step.xp, always)
+            if incoming is None:
+                continue
             if step.op.backward is None:
                 no_gradient(step)
             if profiling:
@@ -199,7 +196,9 @@ class Executor:
                     in_grads[k] = move_data(in_grads[k], step.context, source)
             for slot, grad, needed in zip(step.inputs, in_grads, step.need_grad, strict=True):
                 if needed and grad is not None:
-                    _accumulate(grads, sums, slot, grad)
+                    grads[slot], owned[slot] = add_gradient(
+                        grads.get(slot), owned.get(slot, False), grad
+                    )
         self._store_gradients([grads.get(slot) for slot in plan.arg_slots])
 
     def _head_grads(self, out_grads):
@@ -401,22 +400,6 @@ class Executor:
 
     def __repr__(self):
         return f"<Executor {self._symbol!r} @{self._ctx}>"
-
-
-def _accumulate(grads, sums, slot, grad):
-    """Add ``grad`` into the gradient of ``slot``: in place into a sum made here before.
-
-    Kernels' gradients may be views of other arrays, so the first sum is a new
-    array; later terms are added into it (the same additions, in the same order).
-    """
-    previous = grads.get(slot)
-    if previous is None:
-        grads[slot] = grad
-    elif id(previous) in sums and previous.shape == grad.shape and previous.dtype == grad.dtype:
-        previous += grad
-    else:
-        total = grads[slot] = previous + grad
-        sums.add(id(total))
 
 
 class _SingleBackward(threading.local):
