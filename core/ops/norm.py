@@ -72,14 +72,12 @@ def _normalized_input_grad(xp, grad, xhat, scale, axes, product=None):
     """d/dx of (x - mean)/std over ``axes`` (count elements), times ``scale``.
 
     ``product`` is ``grad * xhat`` when the caller has it (the same values);
-    ``xp`` is the arrays' module (None: CuPy is imported if they are CuPy's).
+    ``xp`` is the arrays' module.
     """
     mean_grad = grad.mean(axis=axes, keepdims=True)
     product = grad * xhat if product is None else product
     mean_grad_xhat = product.mean(axis=axes, keepdims=True)
     if fusable(grad, xhat, mean_grad, mean_grad_xhat, scale):  # one CuPy kernel
-        if xp is None:
-            import cupy as xp
         return cupy_nn_kernels.batchnorm_input_grad(
             xp, grad, xhat, mean_grad, mean_grad_xhat, scale
         )
@@ -253,7 +251,7 @@ def _scaled_norm_forward(xp, data, gamma, beta, axes, axis, eps):
     return out.astype(data.dtype, copy=False), (xhat, std, mean)
 
 
-def _scaled_norm_backward(saved, out_grads, need_grad, axes, axis):
+def _scaled_norm_backward(xp, saved, out_grads, need_grad, axes, axis):
     xhat, std, gamma, dtype = saved
     grad = _wide(out_grads[0])
     param_axes = tuple(i for i in range(grad.ndim) if i != axis)
@@ -261,7 +259,7 @@ def _scaled_norm_backward(saved, out_grads, need_grad, axes, axis):
     grads = [None, gamma_grad, beta_grad]
     if need_grad[0]:
         scaled = grad * _broadcastable(gamma.astype(grad.dtype), grad.ndim, axis)
-        grads[0] = _normalized_input_grad(None, scaled, xhat, 1 / std, axes).astype(dtype)
+        grads[0] = _normalized_input_grad(xp, scaled, xhat, 1 / std, axes).astype(dtype)
     for i in (1, 2):
         if grads[i] is not None:
             grads[i] = grads[i].astype(gamma.dtype, copy=False)
@@ -277,7 +275,7 @@ def _in_forward(ctx, p, inputs, aux):
 
 def _in_backward(ctx, p, saved, out_grads, need_grad):
     axes = tuple(range(2, saved[0].ndim))
-    return _scaled_norm_backward(saved, out_grads, need_grad, axes, 1)
+    return _scaled_norm_backward(ctx.xp, saved, out_grads, need_grad, axes, 1)
 
 
 INSTANCE_NORM = OpDef(
@@ -330,7 +328,7 @@ def _ln_forward(ctx, p, inputs, aux):
 
 def _ln_backward(ctx, p, saved, out_grads, need_grad):
     axis = p.axis % saved[0].ndim
-    return _scaled_norm_backward(saved, out_grads, need_grad, (axis,), axis)
+    return _scaled_norm_backward(ctx.xp, saved, out_grads, need_grad, (axis,), axis)
 
 
 LAYER_NORM = OpDef(
