@@ -177,20 +177,31 @@ def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
     The updater sees index ``i * num_device + k`` for parameter ``i`` on
     device ``k``, MXNet's numbering (it keys the optimizer states).
     """
+    if kvstore is not None:
+        for index, grads in enumerate(grad_arrays):
+            if grads[0] is not None:
+                kvstore.pushpull(param_names[index], grads, priority=-index)
+    for indices, grad_list, weight_list in _device_updates(param_arrays, grad_arrays, num_device):
+        if indices:
+            updater(indices, grad_list, weight_list)
+
+
+def _device_updates(param_arrays, grad_arrays, num_device):
+    """Per device, the updater's ``(indices, grads, weights)`` of the parameters with gradients.
+
+    Index ``i * num_device + k`` for parameter ``i`` on device ``k``. The lists
+    hold the arrays themselves, so a module may keep them between steps.
+    """
     updates = [([], [], []) for _ in range(num_device)]
     for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays, strict=True)):
         if grads[0] is None:
             continue
-        if kvstore is not None:
-            kvstore.pushpull(param_names[index], grads, priority=-index)
         for device, (weight, grad) in enumerate(zip(weights, grads, strict=True)):
             indices, grad_list, weight_list = updates[device]
             indices.append(index * num_device + device)
             grad_list.append(grad)
             weight_list.append(weight)
-    for indices, grad_list, weight_list in updates:
-        if indices:
-            updater(indices, grad_list, weight_list)
+    return updates
 
 
 class DataParallelExecutorManager:

@@ -17,6 +17,7 @@ from ..errors import LifecycleError
 from ..fileutil import write_atomic
 from ..model import (
     _create_kvstore,
+    _device_updates,
     _initialize_kvstore,
     _update_params,
     _update_params_on_kvstore,
@@ -148,9 +149,10 @@ class OptimizingMixin:
                 or local[0] is not group.param_arrays
                 or local[1] is not group.grad_arrays
             ):
-                local = self._local_update = _local_update_lists(group)
-            if local[2]:
-                self._updater(local[2], local[3], local[4])
+                lists = _device_updates(group.param_arrays, group.grad_arrays, 1)[0]
+                local = self._local_update = (group.param_arrays, group.grad_arrays, lists)
+            if local[2][0]:
+                self._updater(*local[2])
         else:
             _update_params(
                 group.param_arrays,
@@ -198,20 +200,3 @@ class OptimizingMixin:
             updater = self._updater
         if updater is not None and getattr(updater, "optimizer", None) is not None:
             self._optimizer = updater.optimizer
-
-
-def _local_update_lists(group):
-    """``(param_arrays, grad_arrays, indices, grads, weights)``: a one-device update's lists.
-
-    The updater's indices are MXNet's ``i * num_device + k`` with one device:
-    the parameter's position. Parameters without a gradient are left out.
-    """
-    kept = [
-        (index, grads[0], weights[0])
-        for index, (weights, grads) in enumerate(
-            zip(group.param_arrays, group.grad_arrays, strict=True)
-        )
-        if grads[0] is not None
-    ]
-    indices, grads, weights = ([entry[i] for entry in kept] for i in range(3))
-    return (group.param_arrays, group.grad_arrays, indices, grads, weights)
