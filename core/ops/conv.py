@@ -9,6 +9,7 @@ products with the roles of data and output exchanged.
 import math
 
 import attrs
+import numpy
 
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
@@ -192,6 +193,19 @@ def _conv_forward(ctx, p, inputs, aux):
     return [out.astype(data.dtype, copy=False)], saved
 
 
+def _filter_gradient(xp, grad, cols):
+    """The weight gradient per group, ``grad . cols^T`` as (groups, filters, rows of cols).
+
+    With fewer filters than column rows (every usual convolution) NumPy's
+    product is computed transposed, ``cols . grad^T``, whose many rows OpenBLAS
+    runs faster (LeNet's second convolution: 1.3 against 1.7 ms); the sums are
+    the same, and transposing the small result costs little.
+    """
+    if xp is numpy and grad.shape[1] < cols.shape[1]:
+        return xp.matmul(cols, grad.transpose(0, 2, 1)).transpose(0, 2, 1)
+    return xp.matmul(grad, cols.transpose(0, 2, 1))
+
+
 def _conv_backward(ctx, p, saved, out_grads, need_grad):
     xp, window, batch_last, w = ctx.xp, saved.window, saved.batch_last, saved.w
     groups, channels = p.num_group, saved.xt.shape[0]
@@ -202,7 +216,7 @@ def _conv_backward(ctx, p, saved, out_grads, need_grad):
     cols = saved.cols
     if need_grad[1]:
         cols = im2col(xp, saved.xt, window, batch_last) if cols is None else cols
-        dw = xp.matmul(grad, cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1))
+        dw = _filter_gradient(xp, grad, cols.reshape(groups, -1, cols.shape[1]))
         grads[1] = dw.reshape(p.num_filter, channels // groups, *window.kernel)
         grads[1] = grads[1].astype(saved.dtype, copy=False)
     if need_grad[0]:
