@@ -16,6 +16,7 @@ import numpy as np
 
 from rebind.backends import (  # their kernels import CuPy only when called
     cupy_kernels,
+    cupy_multi_kernels,
     cupy_rule_kernels,
 )
 
@@ -103,15 +104,18 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
     """``sgd_step`` for several weights (backend arrays), with the per-call work done once.
 
     The same float operations per weight as ``sgd_step``, so the same bits. A
-    weight that fits one piece is updated through a scratch view of its shape,
-    without the piece loop; larger ones and non-NumPy arrays go through
-    ``sgd_step``. The float32 (or float64) rates are made once per distinct
-    ``(dtype, lr, wd)``.
+    NumPy weight that fits one piece is updated through a scratch view of its
+    shape, without the piece loop. CuPy weights sharing a dtype, rates and
+    whether they have a momentum are updated in one launch
+    (``cupy_multi_kernels``). Others go through ``sgd_step``. The float32 (or
+    float64) rates are made once per distinct ``(dtype, lr, wd)``.
     """
     rates = {}  # (dtype, lr, wd) -> (decay, rate, momentum) in that dtype
     scratch = None
+    groups = {}  # CuPy weights: (dtype, device, decay, rate, has momentum) -> their arrays
     for weight, grad, mom, lr, wd in zip(weights, grads, moms, lrs, wds, strict=True):
-        if weight.size > _PIECE or not _fits_pieces(weight, grad, mom):
+        numpy_piece = weight.size <= _PIECE and _fits_pieces(weight, grad, mom)
+        if not numpy_piece and not _batched(weight, grad, mom):
             sgd_step(weight, grad, mom, lr, wd, momentum, rescale)
             continue
         dtype = weight.dtype
@@ -121,10 +125,32 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
             kind = dtype.type
             lr_ = kind(lr)
             scalars = rates[key] = (lr_ * kind(wd), lr_ * kind(rescale), kind(momentum))
+        if not numpy_piece:
+            group = (dtype, _device_of(weight), *scalars[:2], mom is None)
+            groups.setdefault(group, []).append((weight, grad, mom))
+            continue
         if scratch is None or scratch.dtype != dtype:
             scratch = _scratch(dtype, _PIECE)
         product = scratch[: weight.size].reshape(weight.shape)
         _sgd_piece(weight, grad, mom, product, *scalars)
+    for (dtype, _, decay, rate, plain), members in groups.items():
+        weights_, grads_, moms_ = (list(column) for column in zip(*members, strict=True))
+        momentum_ = dtype.type(momentum)
+        if len(members) == 1:
+            cupy_kernels.sgd_step(_cupy(), *members[0], decay, rate, momentum_)
+        else:
+            moms_ = None if plain else moms_
+            cupy_multi_kernels.sgd_steps(_cupy(), weights_, grads_, moms_, decay, rate, momentum_)
+
+
+def _batched(weight, grad, mom):
+    """Whether a weight's step may join a multi-weight CuPy launch."""
+    return cupy_kernels.fusable(weight, grad, mom, same_shape=True, contiguous=True)
+
+
+def _device_of(array):
+    data = array.data
+    return getattr(data, "device_id", None)
 
 
 def _cupy():

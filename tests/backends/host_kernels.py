@@ -33,6 +33,7 @@ __all__ = ["HostCupy", "compiler"]
 
 _C_TYPES = {
     "int64": "long long",
+    "uint64": "unsigned long long",
     "intp": "long long",
     "int32": "int",
     "float32": "float",
@@ -41,6 +42,7 @@ _C_TYPES = {
 }
 _NUMPY_TYPES = {
     "int64": np.int64,
+    "uint64": np.uint64,
     "int32": np.int32,
     "float32": np.float32,
     "float64": np.float64,

@@ -46,6 +46,26 @@ def test_sgd_rule_follows_the_formula(ctx, momentum, wd):
     np.testing.assert_allclose(got_w, expected_w, rtol=1e-5, atol=1e-6)
 
 
+def test_sgd_steps_follow_the_formula_for_several_weights(ctx):
+    # on the GPU, weights sharing their rates are updated in one launch (cupy_multi_kernels)
+    sizes, wds = (1000, 1, 37, 0, 4096), (1e-3, 0.0, 1e-3, 1e-3, 0.0)
+    rng = np.random.default_rng(3)
+    host = [[rng.standard_normal(n).astype(np.float32) for n in sizes] for _ in range(3)]
+    lr, momentum, rescale = 0.1, 0.9, 0.5
+    with ctx.backend.device(ctx.device_id):
+        weights, grads, moms = ([*_device(ctx, *arrays)] for arrays in host)
+        for _ in range(2):
+            rules.sgd_steps(weights, grads, moms, [lr] * 5, wds, momentum, rescale)
+        got = [[_host(ctx, a) for a in arrays] for arrays in (weights, moms)]
+    for k, wd in enumerate(wds):
+        w64, g64, m64 = (arrays[k].astype(np.float64) for arrays in host)
+        for _ in range(2):
+            m64 = momentum * m64 - lr * wd * w64 - lr * rescale * g64
+            w64 = w64 + m64
+        np.testing.assert_allclose(got[0][k], w64, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[1][k], m64, rtol=1e-5, atol=1e-6)
+
+
 def test_adam_rule_follows_the_formula(ctx):
     weight, grad, mean, var = _arrays(1)
     lr, beta1, beta2, epsilon = 0.01, 0.9, 0.999, 1e-8

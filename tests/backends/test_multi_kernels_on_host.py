@@ -1,0 +1,109 @@
+"""The multi-weight SGD kernel (cupy_multi_kernels), compiled for the host, against the rule.
+
+One launch updates several weights through tables of their addresses; every
+weight must come out exactly as ``rules.sgd_step`` leaves it, whatever the
+sizes (an empty weight and a one-element one included), and arrays outside
+the table must be left alone. ``rules.sgd_steps`` must group CuPy weights by
+their rates and launch once per group.
+"""
+
+import numpy as np
+import pytest
+
+from rebind.backends import cupy_kernels, cupy_multi_kernels
+from rebind.optimizer import rules
+
+from .host_kernels import compiler
+
+pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
+
+SHAPES = [(7, 5), (0,), (1,), (300,), (4, 3, 2)]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_tables(monkeypatch):
+    monkeypatch.setattr(cupy_multi_kernels, "_KERNELS", {})
+    monkeypatch.setattr(cupy_multi_kernels, "_TABLES", {})
+
+
+def _arrays(dtype, seed, shapes=SHAPES):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape).astype(dtype) for shape in shapes]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("momentum", "wd"), [(0.9, 1e-3), (0.9, 0.0), (0.0, 1e-3)])
+def test_one_launch_equals_the_rule_on_every_weight(host_cupy, dtype, momentum, wd):
+    weights, grads, moms = (_arrays(dtype, seed) for seed in (1, 2, 3))
+    kind = np.dtype(dtype).type
+    lr, rescale = 0.1, 0.5
+    decay, rate = kind(lr) * kind(wd), kind(lr) * kind(rescale)
+    got_w, got_m = [w.copy() for w in weights], [m.copy() for m in moms]
+    states = got_m if momentum else None
+    for _ in range(2):  # the second step reuses the tables
+        cupy_multi_kernels.sgd_steps(host_cupy, got_w, grads, states, decay, rate, kind(momentum))
+    assert len(cupy_multi_kernels._TABLES) == 1
+    for weight, grad, mom, w, m in zip(weights, grads, moms, got_w, got_m, strict=True):
+        expected_w, expected_m = weight.copy(), mom.copy()
+        state = expected_m if momentum else None
+        for _ in range(2):
+            rules.sgd_step(expected_w, grad, state, lr, wd, momentum, rescale)
+        np.testing.assert_array_equal(w, expected_w)
+        np.testing.assert_array_equal(m, expected_m)
+        if weight.size:
+            assert not np.array_equal(w, weight)
+
+
+def test_only_the_tabled_views_change(host_cupy):
+    # weights that are views into one buffer: the gaps between them keep their values
+    buffer = np.arange(40, dtype=np.float32)
+    weights = [buffer[2:10], buffer[15:16], buffer[20:38]]
+    grads = [np.ones_like(w) for w in weights]
+    before = buffer.copy()
+    f32 = np.float32
+    cupy_multi_kernels.sgd_steps(host_cupy, weights, grads, None, f32(0), f32(0.5), f32(0))
+    changed = np.flatnonzero(buffer != before)
+    assert changed.tolist() == [*range(2, 10), 15, *range(20, 38)]
+    np.testing.assert_array_equal(buffer[changed], before[changed] - f32(0.5))
+
+
+def test_new_arrays_get_new_tables(host_cupy):
+    f32 = np.float32
+    first = _arrays(np.float32, 4, [(3,), (5,)])
+    second = _arrays(np.float32, 5, [(3,), (5,)])
+    grads = _arrays(np.float32, 6, [(3,), (5,)])
+    expected = [w - f32(0.25) * g for w, g in zip(second, grads, strict=True)]
+    cupy_multi_kernels.sgd_steps(host_cupy, first, grads, None, f32(0), f32(0.25), f32(0))
+    cupy_multi_kernels.sgd_steps(host_cupy, second, grads, None, f32(0), f32(0.25), f32(0))
+    assert len(cupy_multi_kernels._TABLES) == 2
+    for got, want in zip(second, expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_sgd_steps_launches_once_per_group_of_rates(host_cupy, monkeypatch):
+    # weights with decay and biases without (MXNet's wd_mult 0 for biases): two groups
+    launches = []
+    multi = cupy_multi_kernels.sgd_steps
+
+    def launch(_cupy, weights, *args):
+        launches.append(len(weights))
+        return multi(host_cupy, weights, *args)
+
+    monkeypatch.setattr(cupy_multi_kernels, "sgd_steps", launch)
+    monkeypatch.setattr(cupy_kernels, "fusable", lambda *a, **k: True)
+    monkeypatch.setattr(rules, "_fits_pieces", lambda *a: False)  # not the NumPy pieces
+    monkeypatch.setattr(rules, "_cupy", lambda: host_cupy)
+    shapes = [(6, 4), (6,), (3, 6), (3,)]
+    weights, grads, moms = (_arrays(np.float32, seed, shapes) for seed in (7, 8, 9))
+    wds = [1e-3, 0.0, 1e-3, 0.0]
+    lrs = [0.1, 0.1, 0.1, 0.1]
+    got_w, got_m = [w.copy() for w in weights], [m.copy() for m in moms]
+    rules.sgd_steps(got_w, grads, got_m, lrs, wds, 0.9, 0.5)
+    assert sorted(launches) == [2, 2]
+    monkeypatch.undo()
+    for weight, grad, mom, lr, wd, w, m in zip(
+        weights, grads, moms, lrs, wds, got_w, got_m, strict=True
+    ):
+        rules.sgd_step(weight, grad, mom, lr, wd, 0.9, 0.5)
+        np.testing.assert_array_equal(w, weight)
+        np.testing.assert_array_equal(m, mom)
