@@ -53,7 +53,7 @@ _GEOMETRY = "    const long long g[15] = {" + ", ".join(f"g{k}" for k in range(1
 
 # geometry g: kernel g[0..2], stride g[3..5], dilate g[6..8], out g[9..11], padded g[12..14]
 _SPATIAL_INDEX = """
-    const long long p0 = g[12], p1 = g[13], p2 = g[14];
+    const long long p1 = g[13], p2 = g[14];  // the padded size (its first axis is not needed)
     const long long q2 = rest % p2;
     const long long q1 = (rest / p2) % p1;
     const long long q0 = rest / (p2 * p1);

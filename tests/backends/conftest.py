@@ -17,3 +17,12 @@ def host_cupy(tmp_path_factory):
 def fresh_kernels(monkeypatch):
     """An empty kernel cache: a CuPy kernel compiled elsewhere must not be reused here."""
     monkeypatch.setattr(cupy_kernels, "_KERNELS", {})
+
+
+def pytest_collection_modifyitems(config, items):
+    """The CUDA compile check (test_cuda_compile.py) runs last: it reads the kernel calls
+    that every host-kernel test before it recorded."""
+    last = [item for item in items if item.path.name == "test_cuda_compile.py"]
+    if last:
+        others = [item for item in items if item.path.name != "test_cuda_compile.py"]
+        items[:] = others + last

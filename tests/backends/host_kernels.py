@@ -69,6 +69,7 @@ def _parse(params, output):
 class _Kernel:
     def __init__(self, host, in_params, out_params, body, name):
         self._host, self._body, self.name = host, body, name
+        self._definition = (in_params, out_params, body, name)
         self._params = _parse(in_params, False) + _parse(out_params, True)
         self._compiled = {}
 
@@ -85,6 +86,7 @@ class _Kernel:
                 *args,
                 *(self._new_output(kind, types, shape) for _, kind, _, out in self._params if out),
             )
+        self._host.record(self._definition, self._signature(args, types, size))
         count = int(np.prod(shape)) if size is None else int(size)
         pointers, strides, keep = [], [], []
         for value, (raw, kind, name, output) in zip(args, self._params, strict=True):
@@ -100,6 +102,17 @@ class _Kernel:
         )
         outputs = args[len(inputs) :]
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _signature(self, args, types, size):
+        """What CuPy would compile this call for: each argument's kind, dtype and layout."""
+        described = []
+        for value, (_, kind, _, _) in zip(args, self._params, strict=True):
+            if isinstance(value, np.ndarray):
+                described.append(("array", value.dtype.str, value.ndim, value.flags.c_contiguous))
+            else:  # a scalar takes its parameter's type
+                dtype = types[kind] if kind in types else np.dtype(_NUMPY_TYPES[kind])
+                described.append(("scalar", np.dtype(dtype).str, 0, True))
+        return tuple(described), size is not None
 
     @staticmethod
     def _new_output(kind, types, shape):
@@ -169,6 +182,12 @@ class HostCupy:
     def __init__(self, build_dir=None):
         self._dir = Path(build_dir or tempfile.mkdtemp(prefix="rebind-host-kernels-"))
         self._kernels = {}
+        # (in_params, out_params, body, name) -> the argument signatures it was called with
+        self.calls = {}
+
+    def record(self, definition, signature):
+        """Note a kernel call (``cuda_source`` builds CuPy's code for each one noted)."""
+        self.calls.setdefault(definition, {})[signature] = None
 
     def ElementwiseKernel(self, in_params, out_params, body, name):  # noqa: N802 (CuPy's name)
         key = (in_params, out_params, body, name)
