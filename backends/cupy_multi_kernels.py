@@ -8,70 +8,74 @@ microseconds, and a small model's step is mostly such costs. MXNet 1.9
 aggregates the same way (``multi_sgd_mom_update``, up to
 ``MXNET_OPTIMIZER_AGGREGATION_SIZE`` weights per call).
 
-Here the weights that share a dtype, a rate, a decay and whether they carry a
-momentum are updated by one kernel over all their elements: each position
-finds its weight in a table of start offsets (a binary search), then runs
-``cupy_kernels``' own SGD body on that weight's element, so the arithmetic
-and its order are the single kernel's. The tables (device addresses of the
-weights, gradients and momenta, and the offsets) are uploaded once per set
-of arrays and kept: an executor's parameter and gradient arrays live as long
-as its binding, so in ``fit`` every step after the first reuses them.
+Here up to ``GROUP`` weights that share a dtype, a rate, a decay and whether
+they carry a momentum are updated by one kernel over all their elements:
+each position finds its weight by a binary search over the weights' start
+offsets, then runs ``cupy_kernels``' own SGD body on that weight's element,
+so the arithmetic and its order are the single kernel's.
+
+The weights', gradients' and momenta's device addresses and the offsets are
+the kernel's scalar arguments, as MXNet's multi-tensor kernels take them:
+nothing is copied to the device and nothing is kept between calls. (A table
+in device memory would have to be uploaded whenever an address changes, and
+the executor's gradients are new arrays at every step; a copy from pageable
+host memory waits for the device.) The first weight is also passed as an
+array, which gives the kernel its element type.
 
 Kernels are compiled on first use; importing this module does not import CuPy.
 """
 
 from .cupy_kernels import _SGD_BODY, _SGD_MOMENTUM_BODY
 
-__all__ = ["sgd_steps"]
+__all__ = ["GROUP", "address", "sgd_steps"]
+
+# the most weights per launch (a kernel is compiled per group size up to this)
+GROUP = 16
 
 _KERNELS = {}
-_TABLES = {}
-# tables kept (a few executors, or a BucketingModule's buckets, update in turn)
-_TABLES_KEPT = 16
-_C_TYPES = {"float32": "float", "float64": "double"}
 
-# finds, for position i of the concatenated weights, the weight t holding it and
-# the element j within it: the last start <= i (starts[0] is 0, starts ascend;
-# an empty weight shares its start with the next and is never chosen)
+# finds, for position i of the concatenated weights, the weight t holding it and the
+# element j within it: the last start <= i (start[0] is 0, starts ascend; an empty
+# weight shares its start with the next one and is never chosen)
 _LOCATE = """
-    long long lo = 0, hi = count - 1;
+    int lo = 0, hi = count - 1;
     while (lo < hi) {
-        const long long mid = (lo + hi + 1) / 2;
-        if (starts[mid] <= i) { lo = mid; } else { hi = mid - 1; }
+        const int mid = (lo + hi + 1) / 2;
+        if (start[mid] <= i) { lo = mid; } else { hi = mid - 1; }
     }
-    const long long t = lo;
-    const long long j = i - starts[t];
+    const int t = lo;
+    const long long j = i - start[t];
 """
 
 
-def _body(c_type, with_momentum):
-    lines = [
-        f"    typedef {c_type} T;",
-        _LOCATE,
-        "    T& weight = reinterpret_cast<T*>(weights[t])[j];",
-        "    const T grad = reinterpret_cast<const T*>(grads[t])[j];",
-    ]
-    if with_momentum:
-        lines.append("    T& mom = reinterpret_cast<T*>(moms[t])[j];")
-    lines += ["    {", _SGD_MOMENTUM_BODY if with_momentum else _SGD_BODY, "    }"]
-    return "\n".join(lines)
+def _table(name, kind, count):
+    """A local array ``name[count]`` gathered from the scalar parameters name0, name1, ..."""
+    values = ", ".join(f"{name}{k}" for k in range(count))
+    return f"    const {kind} {name}[{count}] = {{{values}}};\n"
 
 
-def _kernel(cupy, dtype, with_momentum):
-    key = (dtype, with_momentum)
+def _kernel(cupy, count, with_momentum):
+    key = (count, with_momentum)
     kernel = _KERNELS.get(key)
     if kernel is None:
-        scalar = dtype  # the scalars in the weights' dtype, as the single kernel takes them
-        inputs = "raw uint64 grads, raw int64 starts, int64 count, " + (
-            f"raw uint64 moms, {scalar} momentum, " if with_momentum else ""
-        )
-        inputs += f"{scalar} decay, {scalar} rate"
+        tables = ["weight_at", "grad_at"] + (["mom_at"] if with_momentum else [])
+        params = [f"uint64 {name}{k}" for name in tables for k in range(count)]
+        params += [f"int64 start{k}" for k in range(count)]
+        params += (["T momentum"] if with_momentum else []) + ["T decay", "T rate"]
+        body = "".join(_table(name, "unsigned long long", count) for name in tables)
+        body += _table("start", "long long", count) + f"    const int count = {count};\n"
+        body += _LOCATE
+        body += "    T& weight = reinterpret_cast<T*>(weight_at[t])[j];\n"
+        body += "    const T grad = reinterpret_cast<const T*>(grad_at[t])[j];\n"
+        if with_momentum:
+            body += "    T& mom = reinterpret_cast<T*>(mom_at[t])[j];\n"
+        body += "    {" + (_SGD_MOMENTUM_BODY if with_momentum else _SGD_BODY) + "    }\n"
         kind = "momentum" if with_momentum else "plain"
         kernel = _KERNELS[key] = cupy.ElementwiseKernel(
-            inputs,
-            "raw uint64 weights",  # the table through which the weights are written
-            _body(_C_TYPES[dtype], with_momentum),
-            f"rebind_multi_sgd_{kind}_{dtype}",
+            ", ".join(params),
+            "raw T first",  # the first weight: the element type (written through weight_at)
+            body,
+            f"rebind_multi_sgd_{kind}_{count}",
         )
     return kernel
 
@@ -81,53 +85,42 @@ def address(array):
 
     (A NumPy array's own address where the kernels are built for the host in tests.)
     """
-    data = array.data
-    pointer = getattr(data, "ptr", None)
+    pointer = getattr(array.data, "ptr", None)
     return array.ctypes.data if pointer is None else pointer
 
 
-def _tables(cupy, weights, grads, moms):
-    """Device tables of the arrays' addresses and the weights' start offsets, kept by key."""
-    sizes = tuple(w.size for w in weights)
-    key = (
-        tuple(address(w) for w in weights),
-        tuple(address(g) for g in grads),
-        None if moms is None else tuple(address(m) for m in moms),
-        sizes,
-    )
-    tables = _TABLES.get(key)
-    if tables is None:
-        import numpy
-
-        starts = numpy.cumsum((0, *sizes[:-1]), dtype=numpy.int64)
-        upload = [numpy.array(addresses, dtype=numpy.uint64) for addresses in key[:2]]
-        if moms is not None:
-            upload.append(numpy.array(key[2], dtype=numpy.uint64))
-        tables = tuple(cupy.asarray(t) for t in (*upload, starts)), sum(sizes)
-        if len(_TABLES) >= _TABLES_KEPT:
-            _TABLES.pop(next(iter(_TABLES)))
-        _TABLES[key] = tables
-    return tables
-
-
 def sgd_steps(cupy, weights, grads, moms, decay, rate, momentum):
-    """``cupy_kernels.sgd_step`` on every weight of a group, in one launch.
+    """``cupy_kernels.sgd_step`` on every weight given, one launch per ``GROUP`` weights.
 
     ``weights``, ``grads`` and ``moms`` (None without momentum) are lists of
     C-contiguous CuPy arrays of one dtype (float32 or float64) on the current
     device, each gradient and momentum of its weight's shape; the scalars are
-    in that dtype, shared by the group.
+    in that dtype, shared by all.
     """
-    (weight_table, grad_table, *rest), total = _tables(cupy, weights, grads, moms)
+    for first in range(0, len(weights), GROUP):
+        part = slice(first, first + GROUP)
+        _launch(
+            cupy,
+            weights[part],
+            grads[part],
+            None if moms is None else moms[part],
+            decay,
+            rate,
+            momentum,
+        )
+
+
+def _launch(cupy, weights, grads, moms, decay, rate, momentum):
+    starts, total = [], 0
+    for weight in weights:
+        starts.append(total)
+        total += weight.size
     if not total:
         return
-    starts = rest[-1]
-    dtype = weights[0].dtype.name
-    if moms is None:
-        kernel = _kernel(cupy, dtype, False)
-        kernel(grad_table, starts, len(weights), decay, rate, weight_table, size=total)
-        return
-    kernel = _kernel(cupy, dtype, True)
-    kernel(
-        grad_table, starts, len(weights), rest[0], momentum, decay, rate, weight_table, size=total
-    )
+    arguments = [address(w) for w in weights] + [address(g) for g in grads]
+    if moms is not None:
+        arguments += [address(m) for m in moms]
+    arguments += starts
+    arguments += ([momentum] if moms is not None else []) + [decay, rate]
+    kernel = _kernel(cupy, len(weights), moms is not None)
+    kernel(*arguments, weights[0], size=total)

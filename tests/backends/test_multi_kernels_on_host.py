@@ -1,10 +1,10 @@
 """The multi-weight SGD kernel (cupy_multi_kernels), compiled for the host, against the rule.
 
-One launch updates several weights through tables of their addresses; every
-weight must come out exactly as ``rules.sgd_step`` leaves it, whatever the
-sizes (an empty weight and a one-element one included), and arrays outside
-the table must be left alone. ``rules.sgd_steps`` must group CuPy weights by
-their rates and launch once per group.
+One launch updates several weights through their addresses; every weight
+must come out exactly as ``rules.sgd_step`` leaves it, whatever the sizes (an
+empty weight and a one-element one included), memory between the weights
+must be left alone, and more than ``GROUP`` weights take one launch per
+group. ``rules.sgd_steps`` must group CuPy weights by their rates.
 """
 
 import numpy as np
@@ -21,9 +21,8 @@ SHAPES = [(7, 5), (0,), (1,), (300,), (4, 3, 2)]
 
 
 @pytest.fixture(autouse=True)
-def _fresh_tables(monkeypatch):
+def _fresh_kernels(monkeypatch):
     monkeypatch.setattr(cupy_multi_kernels, "_KERNELS", {})
-    monkeypatch.setattr(cupy_multi_kernels, "_TABLES", {})
 
 
 def _arrays(dtype, seed, shapes=SHAPES):
@@ -40,9 +39,8 @@ def test_one_launch_equals_the_rule_on_every_weight(host_cupy, dtype, momentum, 
     decay, rate = kind(lr) * kind(wd), kind(lr) * kind(rescale)
     got_w, got_m = [w.copy() for w in weights], [m.copy() for m in moms]
     states = got_m if momentum else None
-    for _ in range(2):  # the second step reuses the tables
+    for _ in range(2):
         cupy_multi_kernels.sgd_steps(host_cupy, got_w, grads, states, decay, rate, kind(momentum))
-    assert len(cupy_multi_kernels._TABLES) == 1
     for weight, grad, mom, w, m in zip(weights, grads, moms, got_w, got_m, strict=True):
         expected_w, expected_m = weight.copy(), mom.copy()
         state = expected_m if momentum else None
@@ -67,17 +65,27 @@ def test_only_the_tabled_views_change(host_cupy):
     np.testing.assert_array_equal(buffer[changed], before[changed] - f32(0.5))
 
 
-def test_new_arrays_get_new_tables(host_cupy):
+def test_more_weights_than_a_group_take_one_launch_per_group(host_cupy, monkeypatch):
+    launches = []
+    launch = cupy_multi_kernels._launch
+
+    def counted(cupy, weights, *args):
+        launches.append(len(weights))
+        return launch(cupy, weights, *args)
+
+    monkeypatch.setattr(cupy_multi_kernels, "_launch", counted)
+    count = cupy_multi_kernels.GROUP + 3
+    shapes = [(k % 5 + 1, 3) for k in range(count)]
+    weights, grads, moms = (_arrays(np.float32, seed, shapes) for seed in (4, 5, 6))
     f32 = np.float32
-    first = _arrays(np.float32, 4, [(3,), (5,)])
-    second = _arrays(np.float32, 5, [(3,), (5,)])
-    grads = _arrays(np.float32, 6, [(3,), (5,)])
-    expected = [w - f32(0.25) * g for w, g in zip(second, grads, strict=True)]
-    cupy_multi_kernels.sgd_steps(host_cupy, first, grads, None, f32(0), f32(0.25), f32(0))
-    cupy_multi_kernels.sgd_steps(host_cupy, second, grads, None, f32(0), f32(0.25), f32(0))
-    assert len(cupy_multi_kernels._TABLES) == 2
-    for got, want in zip(second, expected, strict=True):
-        np.testing.assert_array_equal(got, want)
+    decay, rate = f32(0.1) * f32(1e-3), f32(0.1) * f32(0.5)  # as sgd_step makes them
+    got_w, got_m = [w.copy() for w in weights], [m.copy() for m in moms]
+    cupy_multi_kernels.sgd_steps(host_cupy, got_w, grads, got_m, decay, rate, f32(0.9))
+    assert launches == [cupy_multi_kernels.GROUP, 3]
+    for weight, grad, mom, w, m in zip(weights, grads, moms, got_w, got_m, strict=True):
+        rules.sgd_step(weight, grad, mom, 0.1, 1e-3, 0.9, 0.5)
+        np.testing.assert_array_equal(w, weight)
+        np.testing.assert_array_equal(m, mom)
 
 
 def test_sgd_steps_launches_once_per_group_of_rates(host_cupy, monkeypatch):
