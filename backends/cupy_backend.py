@@ -13,6 +13,8 @@ import numpy as np
 from rebind.backend import Backend
 from rebind.hookspecs import hookimpl
 
+from .cupy_staging import PinnedRing
+
 __all__ = ["CupyBackend"]
 
 INSTALL_HINT = (
@@ -69,37 +71,35 @@ class CupyBackend(Backend):
         with self.device(device_id):
             if isinstance(obj, self.xp.ndarray):
                 return obj.astype(dtype, copy=True)
-            # one host -> device copy: NumPy input is read where it is (np.asarray)
-            return self.xp.asarray(np.asarray(obj, dtype=dtype))
+            # one host -> device copy, staged (see copy_from_host): NumPy input is read
+            # where it is (np.asarray)
+            host = np.asarray(obj, dtype=dtype)
+            target = self.xp.empty(host.shape, dtype=host.dtype)
+            self._staging(device_id).copy(self.xp, target, host)
+            return target
 
     def to_host(self, array):
         return self.xp.asnumpy(array)
 
     def copy_from_host(self, target, host, device_id):
-        """Host -> device through a pinned staging buffer, without waiting for the copy.
+        """Host -> device through pinned staging memory, without waiting for the device.
 
-        A pageable host array is copied by the driver synchronously and slowly
-        (a batch of 16 MiB: 1.3 ms, against 0.3 ms from pinned memory). Here the
-        values are first written into one of two pinned buffers of the device,
-        then copied asynchronously on the current stream, which the kernels
-        reading ``target`` follow; a buffer is written again only after its
-        previous copy has completed. Small or non-contiguous targets are copied
-        directly.
+        See ``cupy_staging``: a copy from pageable memory would first wait for
+        every kernel queued on the device. A non-contiguous target is filled
+        from a staged contiguous copy.
         """
         host = np.asarray(host)
         if host.dtype != target.dtype:
             host = host.astype(target.dtype)
-        if host.nbytes < STAGING_MIN_BYTES or not target.flags.c_contiguous:
-            with self.device(device_id):
-                target[...] = self.xp.asarray(host)
-            return
+        host = np.broadcast_to(host, target.shape)
         with self.device(device_id):
-            staging = self._staging(device_id).take(self.xp, host.nbytes)
-            view = staging.buffer[: host.nbytes].view(target.dtype).reshape(target.shape)
-            np.copyto(view, host)
-            stream = self.xp.cuda.get_current_stream()
-            target.set(view, stream=stream)  # asynchronous: the event guards the buffer
-            staging.done.record(stream)
+            staging = self._staging(device_id)
+            if target.flags.c_contiguous:
+                staging.copy(self.xp, target, host)
+                return
+            whole = self.xp.empty(target.shape, dtype=target.dtype)
+            staging.copy(self.xp, whole, host)
+            target[...] = whole
 
     def owns(self, array):
         cupy = self._cupy()
@@ -128,7 +128,7 @@ class CupyBackend(Backend):
     def _staging(self, device_id):
         staging = self._stagings.get(device_id)
         if staging is None:
-            staging = self._stagings[device_id] = _StagingBuffers()
+            staging = self._stagings[device_id] = PinnedRing()
         return staging
 
     def _make_rng(self, seed, device_id):
@@ -169,43 +169,6 @@ class CupyBackend(Backend):
         with self.device(device_id):
             values = self.rng(device_id).poisson(lam, size=shape)
             return values.astype(dtype, copy=False)
-
-
-# host arrays below this size are copied directly (staging costs more than it saves)
-STAGING_MIN_BYTES = 1 << 16
-
-
-class _Staging:
-    """One pinned host buffer and the event of the last copy out of it."""
-
-    def __init__(self, cupy, nbytes):
-        memory = cupy.cuda.alloc_pinned_memory(nbytes)
-        self.buffer = np.frombuffer(memory, dtype=np.uint8, count=nbytes)
-        self.memory = memory  # keeps the pinned allocation alive
-        self.done = cupy.cuda.Event(block=False, disable_timing=True)
-        self.done.record()
-
-
-class _StagingBuffers:
-    """Two pinned buffers per device, used in turn (one may still be copying)."""
-
-    def __init__(self):
-        self._pair, self._next = [None, None], 0
-
-    def take(self, cupy, nbytes):
-        index, self._next = self._next, 1 - self._next
-        staging = self._pair[index]
-        if staging is None or staging.buffer.nbytes < nbytes:
-            if staging is not None:
-                staging.done.synchronize()  # its copy may still read the old buffer
-            staging = self._pair[index] = _Staging(cupy, max(nbytes, 2 * _size(staging)))
-        else:
-            staging.done.synchronize()  # the buffer is written only after its last copy
-        return staging
-
-
-def _size(staging):
-    return 0 if staging is None else staging.buffer.nbytes
 
 
 @hookimpl

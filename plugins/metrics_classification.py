@@ -162,7 +162,7 @@ class Perplexity(EvalMetric):
             ignored = label.reshape(-1) == self.ignore_label
             prob = xp.where(ignored, xp.ones_like(prob), prob)
             count -= int(xp.count_nonzero(ignored))
-        floor = xp.asarray(1e-10, dtype=prob.dtype)
+        floor = prob.dtype.type(1e-10)  # a scalar: on a GPU no host -> device copy
         total = xp.sum(xp.log(xp.maximum(floor, prob)))
         return -batch_value(total), count  # on a GPU it stays there
 

@@ -137,8 +137,10 @@ class NDArray:
             return other
         if isinstance(other, (Context, str)):
             ctx = Context(other)
-            backend = ctx.backend
-            return NDArray(backend.asarray(_move(self, ctx), self._data.dtype, ctx.device_id), ctx)
+            data = _move(self, ctx)  # a new array, unless ctx is this array's own
+            if data is self._data:
+                data = ctx.backend.asarray(data, data.dtype, ctx.device_id)
+            return NDArray(data, ctx)
         raise TypeError(f"copyto takes a Context or an NDArray, got {type(other).__name__}")
 
     def as_in_context(self, context):
@@ -189,7 +191,9 @@ class NDArray:
         if isinstance(value, NDArray):
             value = _move(value, self._ctx)
         elif not isinstance(value, numbers.Number):
-            value = self._ctx.backend.xp.asarray(_host_values(value))
+            value, backend = _host_values(value), self._ctx.backend
+            if not backend.owns(value):  # a device array: one staged host -> device copy
+                value = backend.asarray(value, value.dtype, self._ctx.device_id)
         try:
             self._data[self._native_key(key)] = value
         except ValueError as exc:

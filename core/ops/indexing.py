@@ -242,7 +242,9 @@ def _one_hot_forward(ctx, p, inputs, aux):
     xp, indices = ctx.xp, inputs[0]
     # out-of-range positions (negative or >= depth) match no column: an all-off row
     hit = xp.arange(p.depth) == indices.astype("int64")[..., None]
-    on, off = (xp.asarray(v).astype(p.dtype) for v in (p.on_value, p.off_value))
+    # NumPy scalars of the output dtype: a GPU kernel takes them as arguments (an array
+    # made from a host value would be a copy that waits for the device)
+    on, off = (numpy.asarray(v).astype(p.dtype)[()] for v in (p.on_value, p.off_value))
     return [xp.where(hit, on, off)], indices
 
 

@@ -56,7 +56,7 @@ def _clip_cell(xp, c, clip):
     inside = (c >= lo) & (c <= hi)
     clipped = xp.clip(c, lo, hi)
     if nan_to_min:
-        clipped = xp.where(xp.isnan(c), xp.asarray(lo, dtype=c.dtype), clipped)
+        clipped = xp.where(xp.isnan(c), c.dtype.type(lo), clipped)
     return clipped, inside
 
 

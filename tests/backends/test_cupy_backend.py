@@ -104,14 +104,12 @@ def test_save_and_load_from_gpu(tmp_path):
 
 @pytest.mark.gpu
 def test_host_to_device_copies_stage_through_pinned_memory():
-    """Large copies go through the two pinned buffers in turn; every value lands."""
+    """Copies of every size go through the pinned ring, around it and growing it."""
     backend = _cupy_or_skip()
-    from rebind.backends.cupy_backend import STAGING_MIN_BYTES
-
-    rows = STAGING_MIN_BYTES // 4  # each (rows, 4) float32 array is 4 x the threshold
+    rows = 1 << 16  # (rows, 4) float32: 1 MiB, so the 4 MiB ring wraps every 4 copies
     target = mx.nd.zeros((rows, 4), ctx=mx.gpu(0))
-    sources = [np.full((rows, 4), value, np.float32) for value in (1.0, 2.0, 3.0)]
-    for source in sources:  # three copies: the first buffer is reused for the third
+    for value in range(1, 10):
+        source = np.full((rows, 4), value, np.float32)
         mx.nd.array(source).copyto(target)
         np.testing.assert_array_equal(target.asnumpy(), source)
     wider = np.arange(rows * 8, dtype=np.float64).reshape(rows, 8)[:, ::2]  # strided, float64
@@ -119,4 +117,8 @@ def test_host_to_device_copies_stage_through_pinned_memory():
     np.testing.assert_array_equal(target.asnumpy(), wider.astype(np.float32))
     small = mx.nd.array([[1, 2, 3, 4]]).copyto(mx.nd.zeros((1, 4), ctx=mx.gpu(0)))
     np.testing.assert_array_equal(small.asnumpy(), [[1, 2, 3, 4]])
-    assert len(backend._stagings[0]._pair) == 2
+    labels = mx.nd.array([3, 1, 2], ctx=mx.gpu(0))  # asarray: staged too
+    np.testing.assert_array_equal(labels.asnumpy(), [3, 1, 2])
+    big = np.arange(3 << 20, dtype=np.float32)  # 12 MiB: the ring grows to 64 MiB
+    np.testing.assert_array_equal(mx.nd.array(big, ctx=mx.gpu(0)).asnumpy(), big)
+    assert backend._stagings[0].capacity == 1 << 26
