@@ -14,6 +14,8 @@ event after it. A region is written again only once the copy that last read
 it has completed; the buffer holds at least four of the largest copy asked
 for, so in a training loop that copy finished long before. A larger copy
 than fits makes a new, larger buffer (after the old one's copies complete).
+Copies over 32 MiB (loading parameters, not a batch) are made directly and
+synchronously, rather than growing the pinned buffer past 128 MiB.
 
 Importing this module does not import CuPy.
 """
@@ -29,6 +31,8 @@ _ALIGN = 256
 # the smallest buffer; a buffer holds at least _SLOTS of the largest copy asked for
 _MIN_BYTES = 1 << 22
 _SLOTS = 4
+# larger copies are not staged
+MAX_STAGED_BYTES = 1 << 25
 
 
 class PinnedRing:
@@ -47,11 +51,14 @@ class PinnedRing:
     def copy(self, cupy, target, host):
         """Copy the NumPy array ``host`` into the C-contiguous CuPy array ``target``.
 
-        ``host`` has ``target``'s shape and dtype. Returns at once: the copy runs
-        on the current stream.
+        ``host`` has ``target``'s shape and dtype. Returns at once (the copy runs
+        on the current stream), except for copies over ``MAX_STAGED_BYTES``.
         """
         nbytes = host.nbytes
         if not nbytes:
+            return
+        if nbytes > MAX_STAGED_BYTES:
+            target.set(np.ascontiguousarray(host))  # synchronous, from pageable memory
             return
         start = self._take(cupy, nbytes)
         region = self._buffer[start : start + nbytes]

@@ -57,8 +57,12 @@ class _Array:
         self.flags = SimpleNamespace(c_contiguous=True)
 
     def set(self, view, stream=None):
-        assert stream is not None  # a copy without a stream would be synchronous
         assert view.shape == self.shape and view.dtype == self.dtype
+        if stream is None:  # CuPy's synchronous copy: the device runs what is queued first
+            self._device.waits += 1
+            self._device.run_all()
+            self.storage[...] = view
+            return
         self._device.queue.append((self, view))
 
 
@@ -126,6 +130,15 @@ def test_a_larger_copy_grows_the_ring_after_the_old_copies_ran(cupy):
     cupy.device.run_all()
     for source, target in zip([*small, large], targets, strict=True):
         np.testing.assert_array_equal(target.storage, source)
+
+
+def test_a_copy_too_large_to_stage_is_made_directly(cupy):
+    ring = cupy_staging.PinnedRing()
+    huge = np.ones(cupy_staging.MAX_STAGED_BYTES // 4 + 1, np.float32)
+    target = cupy.empty(huge.shape, huge.dtype)
+    ring.copy(cupy, target, huge)
+    assert ring.capacity == 0 and cupy.device.waits == 1
+    np.testing.assert_array_equal(target.storage, huge)
 
 
 def test_the_backend_stages_every_host_copy(cupy):
