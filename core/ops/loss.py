@@ -10,7 +10,7 @@ import math
 import attrs
 import numpy as np
 
-from rebind.backends import cupy_nn_kernels
+from rebind.backends import cupy_nn_kernels, cupy_row_kernels
 from rebind.backends.cupy_kernels import fusable
 
 from .base import ArgShapeMismatch, OpDef, merge_shape, mismatch
@@ -92,7 +92,7 @@ _SOFTMAX_BLOCK = 1 << 18
 
 
 def _softmax(xp, x, axis):
-    if xp is np and x.ndim == 2 and axis in (1, -1):
+    if x.ndim == 2 and axis in (1, -1) and (xp is np or _one_kernel_rows(x)):
         return softmax_rows(xp, x, xp.empty_like(x))
     # one new array, worked on in place: these arrays are big (batch x classes)
     out = x - x.max(axis=axis, keepdims=True)
@@ -106,7 +106,10 @@ def softmax_rows(xp, x, out):
 
     On the CPU a block of rows at a time, so that its passes (max, subtract,
     exp, sum, divide) run in the cache: the same operations, the same values.
+    On a GPU, rows of few classes are one kernel (``cupy_row_kernels``).
     """
+    if _one_kernel_rows(x, out):
+        return cupy_row_kernels.softmax_rows(xp, x, out)
     if x.shape[0] == 1 and x.shape[1] and xp is np:  # one row: whole-array reductions
         xp.subtract(x, x.max(), out=out)
         xp.exp(out, out=out)
@@ -124,6 +127,15 @@ def softmax_rows(xp, x, out):
         xp.exp(result, out=result)
         result /= result.sum(axis=1, keepdims=True)
     return out
+
+
+def _one_kernel_rows(x, out=None):
+    """Whether a softmax of ``x``'s rows runs as one CuPy kernel (few classes, contiguous)."""
+    return (
+        fusable(x, out, contiguous=True)
+        and x.ndim == 2
+        and 0 < x.shape[1] <= cupy_row_kernels.MAX_WIDTH
+    )
 
 
 def _softmax_output_forward(ctx, p, inputs, aux):

@@ -17,6 +17,7 @@ from rebind.backends import (
     cupy_kernels,
     cupy_nn_kernels,
     cupy_rnn_kernels,
+    cupy_row_kernels,
     cupy_window_kernels,
 )
 from rebind.executor import fused_lstm
@@ -27,7 +28,7 @@ from .host_kernels import compiler
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
 OP_MODULES = (activation_extra, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm)
-KERNEL_MODULES = (cupy_nn_kernels, cupy_rnn_kernels, cupy_window_kernels)
+KERNEL_MODULES = (cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels)
 
 
 def _through_host_kernels(patch, host_cupy, launched):
@@ -38,7 +39,7 @@ def _through_host_kernels(patch, host_cupy, launched):
     for module in KERNEL_MODULES:
         for name in module.__all__:
             function = getattr(module, name)
-            if not callable(function) or name in ("window_geometry",):
+            if not callable(function) or name in ("window_geometry", "MAX_WIDTH"):
                 continue
 
             def launch(_xp, *args, _function=function, _name=name):
@@ -95,9 +96,10 @@ KERNELS = {
         "batchnorm_normalize",
         "batchnorm_input_grad",
         "subtract_label_ones",
+        "softmax_rows",
     },
-    "lstm cells": {"lstm_cell_forward", "lstm_cell_backward"},
-    "rnn op": {"gru_step_forward", "gru_step_backward"},
+    "lstm cells": {"lstm_cell_forward", "lstm_cell_backward", "softmax_rows"},
+    "rnn op": {"gru_step_forward", "gru_step_backward", "softmax_rows"},
 }
 
 

@@ -1,0 +1,80 @@
+"""CuPy kernels over the rows of a small classifier's output: softmax, and Accuracy's count.
+
+A classifier's output is (batch, classes) with few classes (10 for the
+MLPs and LeNet). CuPy's array operations take five launches for a softmax
+(maximum, subtract, exp, sum, divide) and about six for Accuracy's count
+(argmax, two casts, compare, count, and the running sum), each over a few
+hundred values: on a GPU the launches, not the arithmetic, are the cost.
+Here one thread handles one row:
+
+- ``softmax_rows``: the row's maximum, ``exp(x - max)`` and their sum, then
+  each divided by the sum, in place where asked (the CPU's operations; the
+  sum runs along the row, where NumPy sums pairwise, so values agree to
+  float rounding);
+- ``correct_rows``: 1 where the row's argmax (NumPy's: the first maximum, or
+  the first NaN) equals the label, both as int32 (a float label truncated, as
+  ``astype(int32)`` does), else 0; the caller sums them on the device.
+
+Only rows up to ``MAX_WIDTH`` classes come here: a thread per row walks its
+row serially, which suits ten classes, not ten thousand (the LSTM LM's
+softmax stays with CuPy's reductions). Importing this module does not import
+CuPy.
+"""
+
+from .cupy_kernels import _kernel
+
+__all__ = ["MAX_WIDTH", "correct_rows", "softmax_rows"]
+
+# the most classes per row for these kernels
+MAX_WIDTH = 64
+
+_SOFTMAX_BODY = """
+    const long long first = i * width;
+    T top = x[first];
+    for (long long c = 1; c < width; ++c) {
+        const T v = x[first + c];
+        if (v > top || v != v) { top = v; }  // NumPy's max: a NaN wins
+    }
+    T total = T(0);
+    for (long long c = 0; c < width; ++c) {
+        const T e = exp(x[first + c] - top);
+        out[first + c] = e;
+        total = total + e;
+    }
+    for (long long c = 0; c < width; ++c) {
+        out[first + c] = out[first + c] / total;
+    }
+"""
+
+_CORRECT_BODY = """
+    const long long first = i * width;
+    long long best = 0;
+    T top = pred[first];
+    for (long long c = 1; c < width && top == top; ++c) {
+        const T v = pred[first + c];
+        if (v > top || v != v) { top = v; best = c; }  // the first maximum, or first NaN
+    }
+    hit = (int)best == (int)label ? 1 : 0;
+"""
+
+
+def softmax_rows(cupy, x, out):
+    """The softmax of each row of the C-contiguous 2-D ``x`` into ``out`` (may be ``x``)."""
+    rows, width = x.shape
+    params = ("raw T x, int64 width", "raw T out")
+    kernel = _kernel(cupy, "rebind_softmax_rows", *params, _SOFTMAX_BODY)
+    kernel(x, width, out, size=rows)
+    return out
+
+
+def correct_rows(cupy, pred, label):
+    """Per row of the C-contiguous 2-D ``pred``: 1 where its argmax is ``label``'s, else 0.
+
+    ``label`` holds one value per row (any shape of that size). Returns an
+    int32 array on the device.
+    """
+    rows, width = pred.shape
+    kernel = _kernel(
+        cupy, "rebind_correct_rows", "raw T pred, L label, int64 width", "int32 hit", _CORRECT_BODY
+    )
+    return kernel(pred, label.reshape(rows), width)

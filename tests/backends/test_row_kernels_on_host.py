@@ -1,0 +1,82 @@
+"""The per-row kernels (cupy_row_kernels), compiled for the host, against the CPU's results.
+
+The softmax must give the CPU's ``softmax_rows`` values to float rounding (the
+C library's ``exp`` and a sum along the row stand in for NumPy's), NaN and
+infinite scores included, in place or not. Accuracy's count must be the CPU
+path's exactly: first maximum on ties, first NaN, float labels truncated; and
+``Accuracy`` on GPU outputs (``fusable``) must take the kernel and keep the
+same values.
+"""
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind.backends import cupy_row_kernels
+from rebind.ops import loss
+from rebind.plugins import metrics_classification
+
+from .host_kernels import compiler
+
+pytestmark = [
+    pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels"),
+    pytest.mark.usefixtures("fresh_kernels"),
+]
+
+
+def _scores(rows, width, seed, dtype=np.float32):
+    return (np.random.default_rng(seed).standard_normal((rows, width)) * 3).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [1, 10, cupy_row_kernels.MAX_WIDTH])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_softmax_kernel_equals_the_cpu_softmax(host_cupy, dtype, width, inplace):
+    x = _scores(33, width, seed=width, dtype=dtype)
+    x[3, 0] = np.inf if width > 1 else x[3, 0]
+    x[5, -1] = np.nan
+    x[7] = -1e30  # equal scores
+    with np.errstate(invalid="ignore"):  # inf - inf in the row holding inf
+        expected = loss.softmax_rows(np, x, np.empty_like(x))
+    given = x.copy()
+    out = given if inplace else np.empty_like(x)
+    got = cupy_row_kernels.softmax_rows(host_cupy, given, out)
+    assert got is out
+    tolerance = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+    assert np.isnan(got[5]).all() and np.isnan(expected[5]).all()
+
+
+def test_correct_rows_count_as_the_cpu_does(host_cupy):
+    pred = _scores(40, 10, seed=1)
+    pred[1, 3] = pred[1, 7] = pred[1].max() + 1  # a tie: the first maximum (3) is the class
+    pred[2, 4], pred[2, 6] = np.nan, np.nan  # NaN: the first NaN is the argmax
+    labels = np.random.default_rng(2).integers(0, 10, 40).astype(np.float32)
+    labels[:4] = [9, 7, 4, 2.7]  # 2.7 reads as class 2
+    pred[3, 2] = 50
+    expected = (pred.argmax(axis=1).astype(np.int32) == labels.astype(np.int32)).astype(np.int32)
+    for label in (labels, labels.astype(np.int64), labels.reshape(40, 1)):
+        got = cupy_row_kernels.correct_rows(host_cupy, pred, label)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, expected)
+    assert expected[1:4].tolist() == [0, 1, 1]
+
+
+def test_accuracy_takes_the_kernel_for_device_scores(host_cupy, monkeypatch):
+    pred, labels = _scores(50, 7, seed=3), np.random.default_rng(4).integers(0, 7, 50)
+    wide = _scores(50, cupy_row_kernels.MAX_WIDTH + 1, seed=5)  # too wide: the array path
+    cpu = mx.metric.Accuracy()
+    cpu.update([mx.nd.array(labels)] * 2, [mx.nd.array(pred), mx.nd.array(wide)])
+    launched, kernel = [], cupy_row_kernels.correct_rows
+
+    def correct_rows(_xp, *args):
+        launched.append(args[0].shape)
+        return kernel(host_cupy, *args)
+
+    monkeypatch.setattr(metrics_classification, "fusable", lambda *a, **k: True)
+    monkeypatch.setattr(metrics_classification.cupy_row_kernels, "correct_rows", correct_rows)
+    gpu = mx.metric.Accuracy()
+    gpu.update([mx.nd.array(labels)] * 2, [mx.nd.array(pred), mx.nd.array(wide)])
+    assert launched == [(50, 7)]
+    assert gpu.get() == cpu.get() and gpu.get_global() == cpu.get_global()
+    assert gpu.num_inst == 100
