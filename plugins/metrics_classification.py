@@ -61,12 +61,12 @@ class Accuracy(EvalMetric):
 
     def _one_kernel(self, pred, label):
         return (
-            pred.ndim == 2
+            fusable(pred, contiguous=True)  # first: on the CPU the answer comes here
+            and pred.ndim == 2
             and self.axis in (1, -1)
             and pred.shape != label.shape
             and label.size == pred.shape[0]
             and 0 < pred.shape[1] <= cupy_row_kernels.MAX_WIDTH
-            and fusable(pred, contiguous=True)
         )
 
 
