@@ -10,6 +10,8 @@ positions), never from user input; kernels, contexts and parameters reach the
 code through its namespace.
 """
 
+from ..ops import weight_terms
+
 __all__ = [
     "add_gradient",
     "generate_backward",
@@ -157,6 +159,9 @@ def add_gradient(total, owned, grad):
         return total, owned
     if total is None:
         return grad, False
+    joined = weight_terms.join(total, grad)  # a shared weight's terms (ops/weight_terms.py)
+    if joined is not None:
+        return joined, True
     if owned and total.shape == grad.shape and total.dtype == grad.dtype:
         total += grad
         return total, True

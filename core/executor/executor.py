@@ -5,6 +5,7 @@ import threading
 from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
+from ..ops import weight_terms
 from ..profiler import PROFILER
 from .codegen import add_gradient, incoming_gradients, no_gradient
 from .memory import memory_report
@@ -280,7 +281,7 @@ class Executor:
             ]
         adopted = set()  # ids of the kernels' arrays kept this pass: each is kept once
         for k, array, adds in targets:
-            grad, data = grads[k], array._data
+            grad, data = weight_terms.value(grads[k]), array._data
             if grad is None:
                 if not adds:
                     data[...] = 0

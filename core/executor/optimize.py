@@ -1,6 +1,6 @@
 """Graph-level optimizations of a compiled plan, applied once at bind time.
 
-Two rewrites for the networks bucketing trains (unrolled recurrent language
+Three rewrites for the networks bucketing trains (unrolled recurrent language
 models), and two for feed-forward stacks:
 
 **Batching the input projections of all time steps.** A cell unrolled over
@@ -26,6 +26,13 @@ dependencies demand it (a second layer's projections wait for the whole first
 layer), never changing the relative order of steps that draw random numbers,
 run custom code or update auxiliary states. Results equal the plain graph's
 up to float32 rounding (the products sum in another order).
+
+**Recurrent weight gradients summed once.** The projections that cannot be
+batched (the recurrent ``h2h`` ones, each step reading the last one's output)
+still share their weight and bias: their backward hands the weight's and
+bias's gradients over as terms, which are summed once over all steps as one
+product (``ops/weight_terms.py``) instead of ``T`` small products each added
+into the sum. Results equal the plain graph's up to float32 rounding.
 
 **FullyConnected into SoftmaxOutput** (the output layer over the vocabulary,
 whose arrays are the biggest of the network): when the logits feed only the
@@ -109,6 +116,10 @@ def optimize(plan):
         done.append(("inplace_activation", step.name, 1))
     for step in inplace_grads.mark(plan):
         done.append(("inplace_activation_gradient", step.name, 1))
+    for group in _shared_weight_groups(plan):
+        for step in group:
+            step.train_ctx = attrs.evolve(step.train_ctx, weight_grad_terms=len(group))
+        done.append(("weight_gradient_terms", _group_name(group), len(group)))
     for step in _column_major_products(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, column_major_out=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, column_major_out=True)
@@ -210,6 +221,23 @@ def _projection_groups(plan):
         key = (weight, tuple(bias), step.params, step.context, shape)
         groups.setdefault(key, []).append(step)
     return [g for g in groups.values() if len(g) > 1 and len({s.inputs[0] for s in g}) == len(g)]
+
+
+def _shared_weight_groups(plan):
+    """FullyConnected steps left unbatched that share an argument weight (and bias): each >= 2.
+
+    The recurrent (h2h) projections of an unrolled cell: their weight
+    gradients are summed once over all steps (``ops/weight_terms.py``).
+    """
+    arguments = set(plan.arg_slots)
+    groups = {}
+    for step in plan.steps:
+        if step.op.name != "FullyConnected" or step.moves:
+            continue
+        weight, *bias = step.inputs[1:]
+        if weight in arguments and all(b in arguments for b in bias):
+            groups.setdefault((weight, tuple(bias), step.context), []).append(step)
+    return [group for group in groups.values() if len(group) > 1]
 
 
 def _independent(steps, group):

@@ -109,6 +109,10 @@ class OpContext:
     # the executor proved that the gradient reaching output 0 is a new array nobody
     # else holds: backward may write its result into it (see executor/inplace_grads.py)
     grad_inplace: bool = False
+    # the executor found this many FullyConnected steps sharing this one's weight (an
+    # unrolled recurrent projection): backward returns the weight's and bias's gradient
+    # as terms, summed once over all steps (see ops/weight_terms.py); 0: off
+    weight_grad_terms: int = 0
     # the backend's array module, looked up once: kernels read it on every call
     xp: object = attrs.field(init=False, eq=False, repr=False)
 

@@ -12,6 +12,7 @@ from rebind.backends.cupy_nn_kernels import FUSED_ACTIVATIONS
 from . import recycle
 from .base import OpDef, known, merge_shape
 from .params import param, positive
+from .weight_terms import Terms
 
 __all__ = ["OPS"]
 
@@ -99,10 +100,11 @@ def _fc_backward(ctx, p, saved, out_grads, need_grad):
             grads[0] = xp.matmul(weight.T, grad.T).T.reshape(data_shape)
         else:
             grads[0] = xp.matmul(grad, weight).reshape(data_shape)
+    terms = ctx.weight_grad_terms
     if need_grad[1]:
-        grads[1] = xp.matmul(grad.T, flat)
+        grads[1] = Terms(xp, terms, grad, flat) if terms else xp.matmul(grad.T, flat)
     if not p.no_bias and need_grad[2]:
-        grads[2] = grad.sum(axis=0)
+        grads[2] = Terms(xp, terms, grad) if terms else grad.sum(axis=0)
     return grads
 
 

@@ -187,14 +187,29 @@ def test_split_used_elsewhere_is_kept_and_inputs_are_stacked(ctx, monkeypatch):
     assert any(step.node.op.name == "SliceChannel" for step in optimized._plan.steps)
 
 
-def test_recurrent_projection_is_not_batched(ctx, monkeypatch):
-    """h = tanh(FC(h)) with one weight: each step needs the previous one's output."""
+@pytest.mark.parametrize("grad_req", ["write", "add"])
+def test_recurrent_projection_sums_its_weight_gradient_once(ctx, monkeypatch, grad_req):
+    """h = tanh(FC(h)) with one weight: each step needs the previous one's output, so the
+    products are not batched; the weight and bias gradients are summed once over all steps."""
     h = mx.sym.Variable("data")
     weight, bias = mx.sym.Variable("w"), mx.sym.Variable("b")
     for _ in range(4):
         h = mx.sym.tanh(mx.sym.FullyConnected(h, weight, bias, num_hidden=6))
-    optimized = _compare(h, ctx, monkeypatch, data=(3, 6))
-    assert optimized._plan.optimizations == []
+    optimized = _compare(h, ctx, monkeypatch, grad_req=grad_req, data=(3, 6))
+    assert optimized._plan.optimizations == [
+        ("weight_gradient_terms", "fullyconnected0..fullyconnected3", 4)
+    ]
+
+
+def test_a_recurrent_weight_also_read_elsewhere_sums_every_gradient(ctx, monkeypatch):
+    # the weight's terms meet a plain gradient (its square summed) in the same running sum
+    h = mx.sym.Variable("data")
+    weight = mx.sym.Variable("w")
+    for _ in range(3):
+        h = mx.sym.tanh(mx.sym.FullyConnected(h, weight, num_hidden=5, no_bias=True))
+    symbol = mx.sym.Group([h, mx.sym.sum(weight * weight)])
+    optimized = _compare(symbol, ctx, monkeypatch, data=(4, 5))
+    assert [name for name, *_ in optimized._plan.optimizations] == ["weight_gradient_terms"]
 
 
 def test_networks_without_the_pattern_are_unchanged(ctx, monkeypatch):

@@ -1,0 +1,103 @@
+"""A shared weight's gradient summed once over all its steps, not step by step.
+
+An unrolled recurrent network applies its hidden-to-hidden projection (one
+FullyConnected weight and bias) once per time step, each step depending on
+the last, so the products cannot be batched in forward. In backward each
+step's weight gradient would be ``grad_t^T . x_t``, a product over only a
+batch of rows, added into the weight's running sum: ``T`` small products and
+``T`` additions of a whole weight-sized array (for the LSTM LM's 2 x 200
+cells on the CPU, two thirds of the recurrent projections' backward; on a
+GPU, four launches a step).
+
+``executor/optimize.py`` marks such steps (``OpContext.weight_grad_terms``: how many
+share the weight). Their backward returns ``Terms`` for the weight and bias
+instead of gradients: the step's output gradient and input. ``add_gradient``
+(executor/codegen.py) joins the terms of one weight, copying them into two buffers
+of all the steps' rows (so the steps' arrays are not kept); when all
+``count`` have arrived, or when the argument's gradient is stored, they
+become one product over every row, ``G^T . X`` (one column sum of ``G`` for
+the bias). The data gradient is computed at each step as before.
+
+The sums have the same terms in another order: values agree with the
+step-by-step sums to float rounding. A single term gives the step's own
+product, bit for bit.
+"""
+
+__all__ = ["Terms", "join", "value"]
+
+
+class Terms:
+    """Gradient terms of one weight (``sum G_t^T . X_t``) or bias (``G_t`` summed over rows).
+
+    Made by a step's backward holding its one term by reference; the first
+    join copies terms into buffers sized for ``count`` steps of as many rows.
+    """
+
+    __slots__ = ("xp", "count", "received", "rows", "grads", "inputs", "buffered")
+
+    def __init__(self, xp, count, grad, data=None):
+        """One step's term: its 2-D output gradient and, for a weight, its 2-D input."""
+        self.xp, self.count, self.received, self.rows = xp, count, 1, grad.shape[0]
+        self.grads, self.inputs, self.buffered = grad, data, False
+
+    def accepts(self, other):
+        """Whether ``other`` (one step's term) joins these: same kind, shapes and room."""
+        if (
+            other.buffered
+            or other.count != self.count
+            or (self.inputs is None) != (other.inputs is None)
+        ):
+            return False
+        capacity = self.grads.shape[0] if self.buffered else self.count * self.rows
+        same = other.grads.shape[1:] == self.grads.shape[1:] and other.grads.dtype == (
+            self.grads.dtype
+        )
+        if self.inputs is not None:
+            same = same and other.inputs.shape[1:] == self.inputs.shape[1:]
+            same = same and other.inputs.dtype == self.inputs.dtype
+        return same and self.rows + other.rows <= capacity
+
+    def take(self, other):
+        """Copy ``other``'s term in (the buffers are made on the first join)."""
+        if not self.buffered:
+            grad, data = self.grads, self.inputs
+            total = self.count * grad.shape[0]
+            self.grads = self.xp.empty((total, grad.shape[1]), dtype=grad.dtype)
+            self.grads[: self.rows] = grad
+            if data is not None:
+                self.inputs = self.xp.empty((total, data.shape[1]), dtype=data.dtype)
+                self.inputs[: self.rows] = data
+            self.buffered = True
+        end = self.rows + other.rows
+        self.grads[self.rows : end] = other.grads
+        if self.inputs is not None:
+            self.inputs[self.rows : end] = other.inputs
+        self.rows, self.received = end, self.received + 1
+
+    def value(self):
+        """The sum of the terms received (a new array)."""
+        grads = self.grads[: self.rows]
+        if self.inputs is None:
+            return grads.sum(axis=0)
+        return self.xp.matmul(grads.T, self.inputs[: self.rows])
+
+
+def value(grad):
+    """``grad`` itself, or the sum of its terms."""
+    return grad.value() if type(grad) is Terms else grad
+
+
+def join(total, grad):
+    """``total + grad`` when either is ``Terms`` (a Terms or an array); None otherwise.
+
+    Terms of one weight are joined into the first one's buffers, and become
+    their value once all ``count`` have arrived; anything else is summed as
+    arrays.
+    """
+    total_terms, grad_terms = type(total) is Terms, type(grad) is Terms
+    if not (total_terms or grad_terms):
+        return None
+    if total_terms and grad_terms and total.accepts(grad):
+        total.take(grad)
+        return total.value() if total.received == total.count else total
+    return value(total) + value(grad)
