@@ -65,15 +65,20 @@ def test_only_the_tabled_views_change(host_cupy):
     np.testing.assert_array_equal(buffer[changed], before[changed] - f32(0.5))
 
 
+def _count_weights(monkeypatch, name, host_cupy):
+    """Patch ``cupy_multi_kernels.<name>`` to note how many weights each call gets."""
+    counts, function = [], getattr(cupy_multi_kernels, name)
+
+    def counted(_cupy, weights, *args):
+        counts.append(len(weights))
+        return function(host_cupy, weights, *args)
+
+    monkeypatch.setattr(cupy_multi_kernels, name, counted)
+    return counts
+
+
 def test_more_weights_than_a_group_take_one_launch_per_group(host_cupy, monkeypatch):
-    launches = []
-    launch = cupy_multi_kernels._launch
-
-    def counted(cupy, weights, *args):
-        launches.append(len(weights))
-        return launch(cupy, weights, *args)
-
-    monkeypatch.setattr(cupy_multi_kernels, "_launch", counted)
+    launches = _count_weights(monkeypatch, "_launch", host_cupy)
     count = cupy_multi_kernels.GROUP + 3
     shapes = [(k % 5 + 1, 3) for k in range(count)]
     weights, grads, moms = (_arrays(np.float32, seed, shapes) for seed in (4, 5, 6))
@@ -90,14 +95,7 @@ def test_more_weights_than_a_group_take_one_launch_per_group(host_cupy, monkeypa
 
 def test_sgd_steps_launches_once_per_group_of_rates(host_cupy, monkeypatch):
     # weights with decay and biases without (MXNet's wd_mult 0 for biases): two groups
-    launches = []
-    multi = cupy_multi_kernels.sgd_steps
-
-    def launch(_cupy, weights, *args):
-        launches.append(len(weights))
-        return multi(host_cupy, weights, *args)
-
-    monkeypatch.setattr(cupy_multi_kernels, "sgd_steps", launch)
+    launches = _count_weights(monkeypatch, "sgd_steps", host_cupy)
     monkeypatch.setattr(cupy_kernels, "fusable", lambda *a, **k: True)
     monkeypatch.setattr(rules, "_fits_pieces", lambda *a: False)  # not the NumPy pieces
     monkeypatch.setattr(rules, "_cupy", lambda: host_cupy)
