@@ -82,7 +82,9 @@ def _cell_backward(ctx, p, saved, out_grads, need_grad):
             d_i2h, d_prev = cupy_kernels.lstm_cell_backward(
                 ctx.xp, states, previous_state, *out_grads
             )
-            d_h2h = d_i2h.copy() if need_grad[1] else None
+            # the gates' sum gives both projections the same gradient: one array, as the
+            # CPU's elemwise_add backward gives (its readers only read it)
+            d_h2h = d_i2h if need_grad[1] else None
         return [g if n else None for g, n in zip((d_i2h, d_h2h, d_prev), need_grad, strict=True)]
     grads = {s: g for s, g in zip(p.outputs, out_grads, strict=True) if g is not None}
     wanted = dict(zip(p.inputs, need_grad, strict=True))
