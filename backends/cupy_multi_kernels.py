@@ -1,20 +1,24 @@
-"""Several weights' SGD steps in one CuPy launch (MXNet's aggregated updates, on the GPU).
+"""Several weights' optimizer steps in one CuPy launch (MXNet's aggregated updates, on the GPU).
 
 ``Module.update`` hands the optimizer every weight of a step at once
-(``Optimizer.update_many``). On the GPU each weight's SGD step is one fused
-kernel (``cupy_kernels.sgd_step``), but every launch also costs CuPy's host
-work (argument checks, type resolution, the kernel cache), tens of
-microseconds, and a small model's step is mostly such costs. MXNet 1.9
-aggregates the same way (``multi_sgd_mom_update``, up to
-``MXNET_OPTIMIZER_AGGREGATION_SIZE`` weights per call).
+(``Optimizer.update_many``). On the GPU each weight's step is one fused
+kernel (``cupy_kernels``), but every launch also costs CuPy's host work
+(argument checks, type resolution, the kernel cache), tens of microseconds,
+and a small model's step is mostly such costs. MXNet 1.9 aggregates the same
+way (``multi_sgd_mom_update``, up to ``MXNET_OPTIMIZER_AGGREGATION_SIZE``
+weights per call).
 
-Here up to ``GROUP`` weights that share a dtype, a rate, a decay and whether
-they carry a momentum are updated by one kernel over all their elements:
-each position finds its weight by a binary search over the weights' start
-offsets, then runs ``cupy_kernels``' own SGD body on that weight's element,
-so the arithmetic and its order are the single kernel's.
+Here up to ``GROUP`` weights that share a dtype and their scalars (rate,
+decay, ...) are updated by one kernel over all their elements: each position
+finds its weight by a binary search over the weights' start offsets, then
+runs the single kernel's body on that weight's element, so the arithmetic
+and its order are the single kernel's. Rules: SGD with and without momentum
+(``cupy_kernels.sgd_step``'s body), and Adam from the raw gradient (the
+rescaling, decay and clipping ``Adam`` applies first, then
+``cupy_kernels.adam_step``'s body): one launch where Adam took four or five
+per weight.
 
-The weights', gradients' and momenta's device addresses and the offsets are
+The weights', gradients' and states' device addresses and the offsets are
 the kernel's scalar arguments, as MXNet's multi-tensor kernels take them:
 nothing is copied to the device and nothing is kept between calls. (A table
 in device memory would have to be uploaded whenever an address changes, and
@@ -25,11 +29,11 @@ array, which gives the kernel its element type.
 Kernels are compiled on first use; importing this module does not import CuPy.
 """
 
-from .cupy_kernels import _SGD_BODY, _SGD_MOMENTUM_BODY
+from .cupy_kernels import _ADAM_BODY, _SGD_BODY, _SGD_MOMENTUM_BODY
 
-__all__ = ["GROUP", "address", "sgd_steps"]
+__all__ = ["GROUP", "adam_steps", "address", "sgd_steps"]
 
-# the most weights per launch (a kernel is compiled per group size up to this)
+# the most weights per launch (a kernel is compiled per rule and group size up to this)
 GROUP = 16
 
 _KERNELS = {}
@@ -47,6 +51,27 @@ _LOCATE = """
     const long long j = i - start[t];
 """
 
+# Adam's gradient as the optimizer makes it: rescaled, the decay added, then clipped
+# when the bound is positive (clip keeps a NaN, as NumPy's does)
+_ADAM_GRADIENT = """
+    T grad = given * rescale + weight * wd;
+    if (bound > T(0)) {
+        grad = grad < -bound ? -bound : (grad > bound ? bound : grad);
+    }
+"""
+
+# rule -> (arrays per weight: writable ones first after the gradient, scalars, body)
+_RULES = {
+    "sgd": (("weight", "grad"), ("decay", "rate"), _SGD_BODY),
+    "sgd_momentum": (("weight", "grad", "mom"), ("momentum", "decay", "rate"), _SGD_MOMENTUM_BODY),
+    "adam": (
+        ("weight", "given", "mean", "var"),
+        ("rescale", "wd", "bound", "lr", "beta1", "beta2", "epsilon"),
+        _ADAM_GRADIENT + _ADAM_BODY,
+    ),
+}
+_READ_ONLY = ("grad", "given")
+
 
 def _table(name, kind, count):
     """A local array ``name[count]`` gathered from the scalar parameters name0, name1, ..."""
@@ -54,28 +79,29 @@ def _table(name, kind, count):
     return f"    const {kind} {name}[{count}] = {{{values}}};\n"
 
 
-def _kernel(cupy, count, with_momentum):
-    key = (count, with_momentum)
+def _kernel(cupy, rule, count):
+    key = (rule, count)
     kernel = _KERNELS.get(key)
     if kernel is None:
-        tables = ["weight_at", "grad_at"] + (["mom_at"] if with_momentum else [])
+        arrays, scalars, element = _RULES[rule]
+        tables = [f"{name}_at" for name in arrays]
         params = [f"uint64 {name}{k}" for name in tables for k in range(count)]
         params += [f"int64 start{k}" for k in range(count)]
-        params += (["T momentum"] if with_momentum else []) + ["T decay", "T rate"]
+        params += [f"T {name}" for name in scalars]
         body = "".join(_table(name, "unsigned long long", count) for name in tables)
         body += _table("start", "long long", count) + f"    const int count = {count};\n"
         body += _LOCATE
-        body += "    T& weight = reinterpret_cast<T*>(weight_at[t])[j];\n"
-        body += "    const T grad = reinterpret_cast<const T*>(grad_at[t])[j];\n"
-        if with_momentum:
-            body += "    T& mom = reinterpret_cast<T*>(mom_at[t])[j];\n"
-        body += "    {" + (_SGD_MOMENTUM_BODY if with_momentum else _SGD_BODY) + "    }\n"
-        kind = "momentum" if with_momentum else "plain"
+        for name in arrays:
+            if name in _READ_ONLY:
+                body += f"    const T {name} = reinterpret_cast<const T*>({name}_at[t])[j];\n"
+            else:
+                body += f"    T& {name} = reinterpret_cast<T*>({name}_at[t])[j];\n"
+        body += "    {" + element + "    }\n"
         kernel = _KERNELS[key] = cupy.ElementwiseKernel(
             ", ".join(params),
             "raw T first",  # the first weight: the element type (written through weight_at)
             body,
-            f"rebind_multi_sgd_{kind}_{count}",
+            f"rebind_multi_{rule}_{count}",
         )
     return kernel
 
@@ -97,30 +123,38 @@ def sgd_steps(cupy, weights, grads, moms, decay, rate, momentum):
     device, each gradient and momentum of its weight's shape; the scalars are
     in that dtype, shared by all.
     """
+    if moms is None:
+        _launch(cupy, "sgd", (weights, grads), (decay, rate))
+    else:
+        _launch(cupy, "sgd_momentum", (weights, grads, moms), (momentum, decay, rate))
+
+
+def adam_steps(cupy, weights, grads, means, variances, scalars):
+    """Adam on every weight given, from the raw gradients, one launch per ``GROUP`` weights.
+
+    Each element's gradient is made as ``Adam`` makes it (``grad * rescale +
+    weight * wd``, clipped into ``[-bound, bound]`` when ``bound > 0``), then
+    ``cupy_kernels.adam_step``'s arithmetic runs on it. ``scalars`` are
+    ``(rescale, wd, bound, lr, beta1, beta2, epsilon)`` in the weights' dtype,
+    ``lr`` with the bias correction folded in. Arrays as for ``sgd_steps``.
+    """
+    _launch(cupy, "adam", (weights, grads, means, variances), scalars)
+
+
+def _launch(cupy, rule, arrays, scalars):
+    weights = arrays[0]
     for first in range(0, len(weights), GROUP):
         part = slice(first, first + GROUP)
-        _launch(
-            cupy,
-            weights[part],
-            grads[part],
-            None if moms is None else moms[part],
-            decay,
-            rate,
-            momentum,
-        )
+        _launch_group(cupy, rule, [column[part] for column in arrays], scalars)
 
 
-def _launch(cupy, weights, grads, moms, decay, rate, momentum):
+def _launch_group(cupy, rule, arrays, scalars):
     starts, total = [], 0
-    for weight in weights:
+    for weight in arrays[0]:
         starts.append(total)
         total += weight.size
     if not total:
         return
-    arguments = [address(w) for w in weights] + [address(g) for g in grads]
-    if moms is not None:
-        arguments += [address(m) for m in moms]
-    arguments += starts
-    arguments += ([momentum] if moms is not None else []) + [decay, rate]
-    kernel = _kernel(cupy, len(weights), moms is not None)
-    kernel(*arguments, weights[0], size=total)
+    arguments = [address(array) for column in arrays for array in column]
+    kernel = _kernel(cupy, rule, len(arrays[0]))
+    kernel(*arguments, *starts, *scalars, arrays[0][0], size=total)

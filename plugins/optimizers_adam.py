@@ -12,7 +12,7 @@ counted from ``begin_num_update``.
 
 import math
 
-from rebind.backends import cupy_rule_kernels
+from rebind.backends import cupy_multi_kernels, cupy_rule_kernels
 from rebind.backends.cupy_kernels import fusable
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
@@ -73,10 +73,50 @@ class Adam(_MomentOptimizer):
         self.lazy_update = lazy_update
 
     def update(self, index, weight, grad, state):
+        if _on_device([weight], [grad], [state]):  # one CuPy kernel, the gradient made in it
+            self._update_on_device([index], [weight], [grad], [state])
+            return
         lr, _wd, t, g = self._begin(index, weight, grad)
         lr *= math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
         mean, var, xp = state[0]._data, state[1]._data, weight.context.backend.xp
         adam_step(xp, weight._data, g, mean, var, lr, self.beta1, self.beta2, self.epsilon)
+
+    def update_many(self, indices, weights, grads, states):
+        """On a GPU, the weights sharing their rates in one launch (``cupy_multi_kernels``)."""
+        if type(self).update is Adam.update and _on_device(weights, grads, states):
+            self._update_on_device(indices, weights, grads, states)
+            return
+        super().update_many(indices, weights, grads, states)
+
+    def _update_on_device(self, indices, weights, grads, states):
+        """``update``'s arithmetic, each element's gradient made in the kernel."""
+        for weight, grad in zip(weights, grads, strict=True):
+            self._check_arrays(type(self).__name__, weight, grad)
+        self._update_count(indices)
+        bound = self.clip_gradient if self.clip_gradient and self.clip_gradient > 0 else 0.0
+        groups = {}
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        for index, weight, grad, state, lr, wd in zip(
+            indices, weights, grads, states, lrs, wds, strict=True
+        ):
+            t = self._index_update_count[index]
+            lr *= math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
+            dtype = weight._data.dtype
+            scalars = (self.rescale_grad, wd, bound, lr, self.beta1, self.beta2, self.epsilon)
+            key = (weight.context, dtype, tuple(dtype.type(v) for v in scalars))
+            arrays = (weight._data, grad._data, state[0]._data, state[1]._data)
+            groups.setdefault(key, []).append(arrays)
+        for (context, _, scalars), members in groups.items():
+            columns = [list(column) for column in zip(*members, strict=True)]
+            cupy_multi_kernels.adam_steps(context.backend.xp, *columns, scalars)
+
+
+def _on_device(weights, grads, states):
+    """Whether Adam's kernel takes these: CuPy float arrays of one shape each, contiguous."""
+    return all(
+        fusable(w._data, g._data, s[0]._data, s[1]._data, same_shape=True, contiguous=True)
+        for w, g, s in zip(weights, grads, states, strict=True)
+    )
 
 
 class Adamax(_MomentOptimizer):

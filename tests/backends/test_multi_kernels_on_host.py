@@ -69,16 +69,17 @@ def _count_weights(monkeypatch, name, host_cupy):
     """Patch ``cupy_multi_kernels.<name>`` to note how many weights each call gets."""
     counts, function = [], getattr(cupy_multi_kernels, name)
 
-    def counted(_cupy, weights, *args):
-        counts.append(len(weights))
-        return function(host_cupy, weights, *args)
+    def counted(_cupy, first, *args):
+        arrays = args[0] if name == "_launch_group" else None  # (rule, arrays, scalars)
+        counts.append(len(first if arrays is None else arrays[0]))
+        return function(host_cupy, first, *args)
 
     monkeypatch.setattr(cupy_multi_kernels, name, counted)
     return counts
 
 
 def test_more_weights_than_a_group_take_one_launch_per_group(host_cupy, monkeypatch):
-    launches = _count_weights(monkeypatch, "_launch", host_cupy)
+    launches = _count_weights(monkeypatch, "_launch_group", host_cupy)
     count = cupy_multi_kernels.GROUP + 3
     shapes = [(k % 5 + 1, 3) for k in range(count)]
     weights, grads, moms = (_arrays(np.float32, seed, shapes) for seed in (4, 5, 6))
@@ -113,3 +114,39 @@ def test_sgd_steps_launches_once_per_group_of_rates(host_cupy, monkeypatch):
         rules.sgd_step(weight, grad, mom, lr, wd, 0.9, 0.5)
         np.testing.assert_array_equal(w, weight)
         np.testing.assert_array_equal(m, mom)
+
+
+@pytest.mark.parametrize("clip", [None, 0.05])
+def test_adam_on_the_device_equals_adam_on_the_cpu(host_cupy, monkeypatch, clip):
+    # the optimizer's own update_many (rates, counts, bias correction, decay multipliers)
+    # once on NumPy and once through the multi-weight kernel built for the host
+    import rebind as mx
+    from rebind.plugins import optimizers_adam
+
+    names = ["fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias"]  # biases: no decay
+    shapes = [(6, 4), (6,), (3, 6), (3,)]
+
+    def run(on_device):
+        optimizer = mx.optimizer.create(
+            "adam",
+            learning_rate=0.01,
+            wd=0.01,
+            rescale_grad=0.5,
+            clip_gradient=clip,
+            param_idx2name=dict(enumerate(names)),
+        )
+        weights = [mx.nd.array(w) for w in _arrays(np.float32, 10, shapes)]
+        states = [optimizer.create_state(k, w) for k, w in enumerate(weights)]
+        with monkeypatch.context() as patch:
+            if on_device:
+                launches = _count_weights(patch, "adam_steps", host_cupy)
+                patch.setattr(optimizers_adam, "fusable", lambda *a, **k: True)
+            for step in range(3):
+                grads = [mx.nd.array(g * (step + 1)) for g in _arrays(np.float32, 11, shapes)]
+                optimizer.update_many(list(range(4)), weights, grads, states)
+            if on_device:
+                assert launches == [2] * 6  # per step: weights with decay, biases without
+        return [a.asnumpy() for a in weights + [m for s in states for m in s]]
+
+    for got, expected in zip(run(True), run(False), strict=True):
+        np.testing.assert_array_equal(got, expected)
