@@ -10,7 +10,7 @@ weights per call).
 
 Here up to ``GROUP`` weights that share a dtype and their scalars (rate,
 decay, ...) are updated by one kernel over all their elements: each position
-finds its weight by a binary search over the weights' start offsets, then
+finds its weight by comparing itself with the weights' start offsets, then
 runs the single kernel's body on that weight's element, so the arithmetic
 and its order are the single kernel's. Rules: SGD with and without momentum
 (``cupy_kernels.sgd_step``'s body), and Adam from the raw gradient (the
@@ -38,18 +38,11 @@ GROUP = 16
 
 _KERNELS = {}
 
-# finds, for position i of the concatenated weights, the weight t holding it and the
-# element j within it: the last start <= i (start[0] is 0, starts ascend; an empty
-# weight shares its start with the next one and is never chosen)
-_LOCATE = """
-    int lo = 0, hi = count - 1;
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (start[mid] <= i) { lo = mid; } else { hi = mid - 1; }
-    }
-    const int t = lo;
-    const long long j = i - start[t];
-"""
+# For position i of the concatenated weights, the weight holding it is the last whose
+# start is <= i (start0 is 0, starts ascend; an empty weight shares its start with the
+# next one and is never chosen): one comparison per weight, each choosing among scalar
+# parameters, so everything stays in registers (a local array indexed by a computed
+# weight number would live in each thread's stack memory).
 
 # Adam's gradient as the optimizer makes it: rescaled, the decay added, then clipped
 # when the bound is positive (clip keeps a NaN, as NumPy's does)
@@ -73,10 +66,15 @@ _RULES = {
 _READ_ONLY = ("grad", "given")
 
 
-def _table(name, kind, count):
-    """A local array ``name[count]`` gathered from the scalar parameters name0, name1, ..."""
-    values = ", ".join(f"{name}{k}" for k in range(count))
-    return f"    const {kind} {name}[{count}] = {{{values}}};\n"
+def _select(names, count):
+    """Code choosing each ``<name><t>`` address, and ``first``, the chosen weight's start."""
+    lines = [f"    unsigned long long {n}_at = {n}_at0;\n" for n in names]
+    lines.append("    long long first = 0;\n")
+    for k in range(1, count):
+        chosen = " ".join(f"{n}_at = {n}_at{k};" for n in names)
+        lines.append(f"    if (i >= start{k}) {{ {chosen} first = start{k}; }}\n")
+    lines.append("    const long long j = i - first;\n")
+    return "".join(lines)
 
 
 def _kernel(cupy, rule, count):
@@ -84,22 +82,19 @@ def _kernel(cupy, rule, count):
     kernel = _KERNELS.get(key)
     if kernel is None:
         arrays, scalars, element = _RULES[rule]
-        tables = [f"{name}_at" for name in arrays]
-        params = [f"uint64 {name}{k}" for name in tables for k in range(count)]
+        params = [f"uint64 {name}_at{k}" for name in arrays for k in range(count)]
         params += [f"int64 start{k}" for k in range(count)]
         params += [f"T {name}" for name in scalars]
-        body = "".join(_table(name, "unsigned long long", count) for name in tables)
-        body += _table("start", "long long", count) + f"    const int count = {count};\n"
-        body += _LOCATE
+        body = _select(arrays, count)
         for name in arrays:
             if name in _READ_ONLY:
-                body += f"    const T {name} = reinterpret_cast<const T*>({name}_at[t])[j];\n"
+                body += f"    const T {name} = reinterpret_cast<const T*>({name}_at)[j];\n"
             else:
-                body += f"    T& {name} = reinterpret_cast<T*>({name}_at[t])[j];\n"
+                body += f"    T& {name} = reinterpret_cast<T*>({name}_at)[j];\n"
         body += "    {" + element + "    }\n"
         kernel = _KERNELS[key] = cupy.ElementwiseKernel(
             ", ".join(params),
-            "raw T first",  # the first weight: the element type (written through weight_at)
+            "raw T first_weight",  # its element type (the weights are written through addresses)
             body,
             f"rebind_multi_{rule}_{count}",
         )

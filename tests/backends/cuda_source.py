@@ -7,9 +7,9 @@ there and fail on the first GPU. Here each recorded call becomes the source
 CuPy itself generates for it (its ``ElementwiseKernel`` code generator, with
 the argument kinds, dtypes and layouts of the call, dimensions reduced as
 CuPy reduces them), behind the headers CuPy compiles with; all of them go into
-one file, each in a namespace of its own, compiled by ``nvcc`` for the
-H100's architecture. CuPy is imported for its generator only: no GPU or
-driver is needed.
+one file, each in a namespace of its own, compiled by ``nvcc`` to the
+H100's machine code, with each kernel's use of stack memory reported. CuPy
+is imported for its generator only: no GPU or driver is needed.
 
 The generator is CuPy's private API (checked against CuPy 14): where it is
 not the one this module knows, ``unavailable()`` says so and the tests skip.
@@ -115,10 +115,32 @@ def compile_calls(calls, folder):
     with open(path, "w") as file:
         file.write(source)
     include = os.path.join(os.path.dirname(cupy.__file__), "_core", "include")
-    command = ["nvcc", f"-arch={ARCH}", "-std=c++17", f"-I{include}", "--ptx"]
-    command += ["-o", os.path.join(folder, "rebind_kernels.ptx"), path]
+    # to machine code (ptxas), which reports each kernel's registers and stack memory
+    command = ["nvcc", f"-arch={ARCH}", "-std=c++17", f"-I{include}", "-cubin"]
+    command += ["--resource-usage", "-o", os.path.join(folder, "rebind_kernels.cubin"), path]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     return done, count
+
+
+def stack_memory(stderr):
+    """Kernel name -> bytes of stack frame and spills ptxas reported, for those with any.
+
+    A local array indexed by a computed position, or too many live values,
+    puts per-thread data in (slow) local memory; these kernels need none.
+    """
+    found, name = {}, None
+    for line in stderr.splitlines():
+        match = re.search(r"Function properties for (\w+)", line)
+        if match:
+            name = match.group(1)
+            continue
+        match = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores", line)
+        if match and name is not None:
+            frame, spills = int(match.group(1)), int(match.group(2))
+            if frame or spills:
+                found[name] = (frame, spills)
+            name = None
+    return found
 
 
 def diagnostics(stderr):

@@ -4,8 +4,9 @@ The host-kernel tests (``test_*_on_host.py``) call each kernel through
 ``HostCupy``, which records every call. These tests run after them (see
 conftest.py) and turn the calls into the CUDA source CuPy generates
 (``cuda_source``), compiled for the H100 in one nvcc run: a kernel that is
-not valid CUDA, or that CUDA compiles with a warning, fails here, without a
-GPU. They skip where CuPy or nvcc is missing, saying which.
+not valid CUDA, that CUDA compiles with a warning, or that keeps per-thread
+data in local memory, fails here, without a GPU. They skip where CuPy or
+nvcc is missing, saying which.
 """
 
 import re
@@ -33,6 +34,9 @@ def test_every_recorded_kernel_call_compiles_for_the_gpu(host_cupy, tmp_path):
     assert done.returncode == 0, f"nvcc failed on {count} kernels:\n{done.stderr[-6000:]}"
     assert cuda_source.diagnostics(done.stderr) == []
     assert count >= len(calls)
+    assert "Function properties for rebind_" in done.stderr  # the resource report came
+    # no kernel keeps per-thread data in local memory (stack frames or spills)
+    assert cuda_source.stack_memory(done.stderr) == {}
 
 
 def test_the_host_tests_call_every_kernel_the_backend_names(host_cupy):
