@@ -21,6 +21,7 @@ Importing this module does not import CuPy.
 """
 
 import collections
+import threading
 
 import numpy as np
 
@@ -43,6 +44,7 @@ class PinnedRing:
         self._memory = None  # keeps the pinned allocation alive
         self._head = 0
         self._pending = collections.deque()  # (start, end, event) of copies not known done
+        self._lock = threading.Lock()  # copies may come from several threads
 
     @property
     def capacity(self):
@@ -60,15 +62,16 @@ class PinnedRing:
         if nbytes > MAX_STAGED_BYTES:
             target.set(np.ascontiguousarray(host))  # synchronous, from pageable memory
             return
-        start = self._take(cupy, nbytes)
-        region = self._buffer[start : start + nbytes]
-        view = region.view(host.dtype).reshape(host.shape)
-        np.copyto(view, host)
-        stream = cupy.cuda.get_current_stream()
-        target.set(view, stream=stream)
-        done = cupy.cuda.Event(block=False, disable_timing=True)
-        done.record(stream)
-        self._pending.append((start, start + nbytes, done))
+        with self._lock:
+            start = self._take(cupy, nbytes)
+            region = self._buffer[start : start + nbytes]
+            view = region.view(host.dtype).reshape(host.shape)
+            np.copyto(view, host)
+            stream = cupy.cuda.get_current_stream()
+            target.set(view, stream=stream)
+            done = cupy.cuda.Event(block=False, disable_timing=True)
+            done.record(stream)
+            self._pending.append((start, start + nbytes, done))
 
     def _take(self, cupy, nbytes):
         size = -(-nbytes // _ALIGN) * _ALIGN
