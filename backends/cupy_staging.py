@@ -45,6 +45,7 @@ class PinnedRing:
         self._head = 0
         self._pending = collections.deque()  # (start, end, event) of copies not known done
         self._lock = threading.Lock()  # copies may come from several threads
+        self._events = []  # events whose copies are done, recorded again by later copies
 
     @property
     def capacity(self):
@@ -69,7 +70,7 @@ class PinnedRing:
             np.copyto(view, host)
             stream = cupy.cuda.get_current_stream()
             target.set(view, stream=stream)
-            done = cupy.cuda.Event(block=False, disable_timing=True)
+            done = self._events.pop() if self._events else _event(cupy)
             done.record(stream)
             self._pending.append((start, start + nbytes, done))
 
@@ -93,13 +94,20 @@ class PinnedRing:
                 event.synchronize()
             elif not event.done:
                 kept.append(entry)
+                continue
+            self._events.append(event)
         self._pending = kept
 
     def _grow(self, cupy, nbytes):
         for _, _, event in self._pending:  # the old buffer may still be read
             event.synchronize()
+            self._events.append(event)
         self._pending.clear()
         capacity = max(_MIN_BYTES, 1 << (nbytes - 1).bit_length())
         self._memory = cupy.cuda.alloc_pinned_memory(capacity)
         self._buffer = np.frombuffer(self._memory, dtype=np.uint8, count=capacity)
         self._head = 0
+
+
+def _event(cupy):
+    return cupy.cuda.Event(block=False, disable_timing=True)

@@ -70,9 +70,15 @@ class FakeCupy:
     def __init__(self):
         self.device = device = _Device()
         self.ndarray = _Array
+        self.events = []
+
+        def event(**_):
+            self.events.append(_Event(device))
+            return self.events[-1]
+
         self.cuda = SimpleNamespace(
             alloc_pinned_memory=bytearray,
-            Event=lambda **_: _Event(device),
+            Event=event,
             get_current_stream=lambda: "stream",
             Device=lambda _index: contextlib.nullcontext(),
         )
@@ -113,6 +119,7 @@ def test_a_region_is_written_again_only_after_its_copy_ran(cupy):
         ring.copy(cupy, target, source)
     assert ring.capacity == 1 << 22
     assert 0 < cupy.device.waits < len(sources)  # only for the regions reused
+    assert len(cupy.events) < len(sources)  # the events of finished copies are used again
     cupy.device.run_all()
     for source, target in zip(sources, targets, strict=True):
         np.testing.assert_array_equal(target.storage, source)
