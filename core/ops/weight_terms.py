@@ -42,37 +42,32 @@ class Terms:
 
     def accepts(self, other):
         """Whether ``other`` (one step's term) joins these: same kind, shapes and room."""
-        if (
-            other.buffered
-            or other.count != self.count
-            or (self.inputs is None) != (other.inputs is None)
-        ):
+        if other.buffered or other.count != self.count:
+            return False
+        pairs = ((self.grads, other.grads), (self.inputs, other.inputs))
+        if not all(_alike(mine, theirs) for mine, theirs in pairs):
             return False
         capacity = self.grads.shape[0] if self.buffered else self.count * self.rows
-        same = other.grads.shape[1:] == self.grads.shape[1:] and other.grads.dtype == (
-            self.grads.dtype
-        )
-        if self.inputs is not None:
-            same = same and other.inputs.shape[1:] == self.inputs.shape[1:]
-            same = same and other.inputs.dtype == self.inputs.dtype
-        return same and self.rows + other.rows <= capacity
+        return self.rows + other.rows <= capacity
 
     def take(self, other):
         """Copy ``other``'s term in (the buffers are made on the first join)."""
         if not self.buffered:
-            grad, data = self.grads, self.inputs
-            total = self.count * grad.shape[0]
-            self.grads = self.xp.empty((total, grad.shape[1]), dtype=grad.dtype)
-            self.grads[: self.rows] = grad
-            if data is not None:
-                self.inputs = self.xp.empty((total, data.shape[1]), dtype=data.dtype)
-                self.inputs[: self.rows] = data
+            self.grads, self.inputs = (self._buffer(a) for a in (self.grads, self.inputs))
             self.buffered = True
         end = self.rows + other.rows
         self.grads[self.rows : end] = other.grads
         if self.inputs is not None:
             self.inputs[self.rows : end] = other.inputs
         self.rows, self.received = end, self.received + 1
+
+    def _buffer(self, first):
+        """Room for ``count`` terms of ``first``'s rows, ``first`` copied in (None: None)."""
+        if first is None:
+            return None
+        buffer = self.xp.empty((self.count * self.rows, *first.shape[1:]), dtype=first.dtype)
+        buffer[: self.rows] = first
+        return buffer
 
     def value(self):
         """The sum of the terms received (a new array)."""
@@ -101,3 +96,10 @@ def join(total, grad):
         total.take(grad)
         return total.value() if total.received == total.count else total
     return value(total) + value(grad)
+
+
+def _alike(mine, theirs):
+    """Whether two terms' arrays can share a buffer: both absent, or same columns and dtype."""
+    if mine is None or theirs is None:
+        return mine is theirs
+    return mine.shape[1:] == theirs.shape[1:] and mine.dtype == theirs.dtype
