@@ -207,20 +207,25 @@ def _group_name(group):
 
 def _projection_groups(plan):
     """FullyConnected steps sharing weight, bias and parameters, on 2-D inputs; each >= 2."""
-    arguments = set(plan.arg_slots)
     groups = {}
-    for step in plan.steps:
-        if step.node.op.name != "FullyConnected" or step.moves or step.aux:
-            continue
+    for step in _argument_weight_products(plan):
         data, weight, *bias = step.inputs
         shape = plan.slot_shapes[data]
-        if weight not in arguments or (bias and bias[0] not in arguments):
-            continue
         if shape is None or len(shape) != 2 or not all(shape):
             continue
         key = (weight, tuple(bias), step.params, step.context, shape)
         groups.setdefault(key, []).append(step)
     return [g for g in groups.values() if len(g) > 1 and len({s.inputs[0] for s in g}) == len(g)]
+
+
+def _argument_weight_products(plan):
+    """The FullyConnected steps (not rewritten ones) whose weight and bias are arguments."""
+    arguments = set(plan.arg_slots)
+    for step in plan.steps:
+        if step.op.name != "FullyConnected" or step.moves or step.aux:
+            continue
+        if all(slot in arguments for slot in step.inputs[1:]):
+            yield step
 
 
 def _shared_weight_groups(plan):
@@ -229,14 +234,9 @@ def _shared_weight_groups(plan):
     The recurrent (h2h) projections of an unrolled cell: their weight
     gradients are summed once over all steps (``ops/weight_terms.py``).
     """
-    arguments = set(plan.arg_slots)
     groups = {}
-    for step in plan.steps:
-        if step.op.name != "FullyConnected" or step.moves:
-            continue
-        weight, *bias = step.inputs[1:]
-        if weight in arguments and all(b in arguments for b in bias):
-            groups.setdefault((weight, tuple(bias), step.context), []).append(step)
+    for step in _argument_weight_products(plan):
+        groups.setdefault((*step.inputs[1:], step.context), []).append(step)
     return [group for group in groups.values() if len(group) > 1]
 
 
