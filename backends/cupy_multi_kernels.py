@@ -38,12 +38,6 @@ GROUP = 16
 
 _KERNELS = {}
 
-# For position i of the concatenated weights, the weight holding it is the last whose
-# start is <= i (start0 is 0, starts ascend; an empty weight shares its start with the
-# next one and is never chosen): one comparison per weight, each choosing among scalar
-# parameters, so everything stays in registers (a local array indexed by a computed
-# weight number would live in each thread's stack memory).
-
 # Adam's gradient as the optimizer makes it: rescaled, the decay added, then clipped
 # when the bound is positive (clip keeps a NaN, as NumPy's does)
 _ADAM_GRADIENT = """
@@ -53,7 +47,8 @@ _ADAM_GRADIENT = """
     }
 """
 
-# rule -> (arrays per weight: writable ones first after the gradient, scalars, body)
+# rule -> (the arrays of each weight, of which _READ_ONLY ones are read only; its scalars;
+# the body run on one element)
 _RULES = {
     "sgd": (("weight", "grad"), ("decay", "rate"), _SGD_BODY),
     "sgd_momentum": (("weight", "grad", "mom"), ("momentum", "decay", "rate"), _SGD_MOMENTUM_BODY),
@@ -67,7 +62,15 @@ _READ_ONLY = ("grad", "given")
 
 
 def _select(names, count):
-    """Code choosing each ``<name><t>`` address, and ``first``, the chosen weight's start."""
+    """Code choosing each ``<name>_at<t>`` address, and ``first``, the chosen weight's start.
+
+    Position i of the concatenated weights belongs to the last weight whose
+    start is <= i (start0 is 0, starts ascend; an empty weight shares its
+    start with the next and is never chosen): one comparison per weight, each
+    choosing among scalar parameters, so everything stays in registers (a
+    local array indexed by a computed weight number would live in each
+    thread's stack memory).
+    """
     lines = [f"    unsigned long long {n}_at = {n}_at0;\n" for n in names]
     lines.append("    long long first = 0;\n")
     for k in range(1, count):
