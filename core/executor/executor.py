@@ -290,6 +290,7 @@ class Executor:
             elif (
                 grad.base is None
                 and data.base is None
+                and grad.flags.c_contiguous
                 and grad is not data
                 and grad.shape == data.shape
                 and grad.dtype == data.dtype

@@ -1,7 +1,7 @@
 """Graph-level optimizations of a compiled plan, applied once at bind time.
 
 Three rewrites for the networks bucketing trains (unrolled recurrent language
-models), and two for feed-forward stacks:
+models), and three for feed-forward stacks:
 
 **Batching the input projections of all time steps.** A cell unrolled over
 ``T`` steps applies the same ``FullyConnected`` (same weight and bias
@@ -44,7 +44,7 @@ SoftmaxOutput's gradient is) and then restored, instead of two new arrays of
 the plain graph's exactly.
 
 **Activations in place.** A relu, sigmoid or tanh Activation whose input is a
-FullyConnected output read by nothing else overwrites that input (its
+FullyConnected or Convolution output read by nothing else overwrites that input (its
 backward needs only its output; the product's, only its inputs). Exact.
 
 **Column-major hidden layers** (CPU). A FullyConnected whose output, directly
@@ -60,6 +60,11 @@ gradients of arguments and anything a user can see stay row-major. Forward
 values are equal; data gradients may differ in the last float32 bit (another
 summation order).
 
+**Convolution stacks batch last** (CPU). A Convolution whose output is read
+only by activations, pooling, other convolutions, Flatten or FullyConnected
+hands over its batch-last working array as a transposed view, and the steps
+in between run in that memory order (``batch_last.py``). Exact.
+
 ``REBIND_GRAPH_OPT=0`` in the environment turns every rewrite off when a plan
 is compiled (for tests and debugging); a monitor installed by
 ``Executor.set_monitor_callback`` always sees the plain graph. What a plan's
@@ -72,7 +77,7 @@ import os
 import attrs
 import numpy as np
 
-from . import fused_lstm, inplace_grads
+from . import batch_last, fused_lstm, inplace_grads
 from .fused_ops import (
     BATCHED_FULLY_CONNECTED,
     PROJECTED_SOFTMAX_OUTPUT,
@@ -120,6 +125,8 @@ def optimize(plan):
         for step in group:
             step.train_ctx = attrs.evolve(step.train_ctx, weight_grad_terms=len(group))
         done.append(("weight_gradient_terms", _group_name(group), len(group)))
+    for step in batch_last.mark(plan):
+        done.append(("batch_last_output", step.name, 1))
     for step in _column_major_products(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, column_major_out=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, column_major_out=True)
@@ -129,7 +136,7 @@ def optimize(plan):
 
 # producers whose saved state never refers to their output, so a consumer may
 # overwrite that output without changing their backward
-_OUTPUT_NOT_SAVED = ("FullyConnected",)
+_OUTPUT_NOT_SAVED = ("FullyConnected", "Convolution")
 
 
 def _inplace_activations(plan):

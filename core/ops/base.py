@@ -106,6 +106,12 @@ class OpContext:
     # the executor proved that every reader of output 0 takes any memory layout:
     # the kernel may return it column-major when that computes faster
     column_major_out: bool = False
+    # the executor proved that every reader of output 0 takes any memory layout and
+    # hands any layout on (convolution, activation, pooling): the kernel may return
+    # output 0 as a view of a batch-last (C, *spatial, N) array (see ops/conv_utils.py)
+    batch_last_out: bool = False
+    # the same for the gradient of input 0, whose producer's output is such a view
+    batch_last_grad: bool = False
     # the executor proved that the gradient reaching output 0 is a new array nobody
     # else holds: backward may write its result into it (see executor/inplace_grads.py)
     grad_inplace: bool = False

@@ -173,7 +173,8 @@ def _conv_forward(ctx, p, inputs, aux):
     xp, data, weight = ctx.xp, inputs[0], inputs[1]
     work, groups = work_dtype(data.dtype), p.num_group
     window = _conv_window(p, data.shape[2:])
-    batch_last = batch_last_for(window)
+    # readers that take any layout: batch last, handed over without the transposes
+    batch_last = ctx.batch_last_out or batch_last_for(window)
     xt = to_work(xp, data.astype(work, copy=False), batch_last)
     cols = im2col(xp, xt, window, batch_last)
     w = weight.astype(work, copy=False).reshape(groups, p.num_filter // groups, -1)
@@ -186,7 +187,7 @@ def _conv_forward(ctx, p, inputs, aux):
         if batch_last
         else out.reshape(p.num_filter, batch, *window.out)
     )
-    out = from_work(xp, out, batch_last)
+    out = from_work(xp, out, batch_last, view=ctx.batch_last_out)
     saved = _ConvSaved(window, batch_last, xt, w, data.dtype)
     if ctx.is_train and cols.size <= _KEEP_COLUMNS:
         saved.cols = cols
@@ -229,7 +230,8 @@ def _conv_backward(ctx, p, saved, out_grads, need_grad):
         saved.cols = None if spare is not None else saved.cols
         dcols = xp.matmul(w.transpose(0, 2, 1), grad, out=spare)
         dx = col2im(xp, dcols.reshape(-1, dcols.shape[-1]), window, channels, batch, batch_last)
-        grads[0] = from_work(xp, dx, batch_last).astype(saved.dtype, copy=False)
+        dx = from_work(xp, dx, batch_last, view=ctx.batch_last_grad)
+        grads[0] = dx.astype(saved.dtype, copy=False)
     if not p.no_bias and need_grad[2]:
         grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(saved.dtype)
     return grads
@@ -308,7 +310,7 @@ def _deconv_forward(ctx, p, inputs, aux):
     xp, data, weight = ctx.xp, inputs[0], inputs[1]
     work, groups, batch = work_dtype(data.dtype), p.num_group, data.shape[0]
     window = _deconv_window(p, data.shape)
-    batch_last = batch_last_for(window)
+    batch_last = ctx.batch_last_out or batch_last_for(window)
     xt = to_work(xp, data.astype(work, copy=False), batch_last)
     xt = xt.reshape(groups, -1, math.prod(window.out) * batch)
     w = weight.astype(work, copy=False).reshape(groups, data.shape[1] // groups, -1)

@@ -31,6 +31,7 @@ __all__ = [
     "batch_last_for",
     "to_work",
     "from_work",
+    "empty_in_layout",
     "pad_spatial",
     "crop_spatial",
     "im2col",
@@ -158,13 +159,46 @@ def batch_last_for(window):
 
 
 def to_work(xp, x, batch_last):
-    """(N, C, *spatial) -> contiguous (C, *spatial, N) or (C, N, *spatial)."""
-    return to_batch_last(xp, x) if batch_last else xp.ascontiguousarray(x.swapaxes(0, 1))
+    """(N, C, *spatial) -> contiguous (C, *spatial, N) or (C, N, *spatial).
+
+    An ``x`` that is already a view of such an array (``from_work(...,
+    view=True)``) gives that array back, without a copy.
+    """
+    if not batch_last:
+        return xp.ascontiguousarray(x.swapaxes(0, 1))
+    moved = x.transpose(*range(1, x.ndim), 0)
+    if moved.flags.c_contiguous:
+        return moved
+    return to_batch_last(xp, x)
 
 
-def from_work(xp, y, batch_last):
-    """The inverse of ``to_work``."""
+def from_work(xp, y, batch_last, view=False):
+    """The inverse of ``to_work``: a contiguous (N, C, *spatial) array.
+
+    With ``view``, a batch-last ``y`` is returned as a transposed view of
+    itself: the same (N, C, *spatial) values with the batch innermost in
+    memory, for readers that take any layout (``OpContext.batch_last_out``).
+    """
+    if batch_last and view:
+        return y.transpose(y.ndim - 1, *range(y.ndim - 1))
     return from_batch_last(xp, y) if batch_last else xp.ascontiguousarray(y.swapaxes(0, 1))
+
+
+def empty_in_layout(xp, like, shape, dtype=None, fill=None):
+    """A new array of ``shape`` whose axes lie in memory in the order of ``like``'s.
+
+    NumPy only (another module, or a C-contiguous ``like``: C order). Element-wise
+    work between the two then runs along the same contiguous axis. ``dtype``
+    defaults to ``like``'s; ``fill`` fills it.
+    """
+    dtype = like.dtype if dtype is None else dtype
+    if xp is not numpy or like.flags.c_contiguous or like.ndim != len(shape):
+        return xp.empty(shape, dtype) if fill is None else xp.full(shape, fill, dtype)
+    order = sorted(range(like.ndim), key=lambda axis: -like.strides[axis])
+    physical = numpy.empty([shape[axis] for axis in order], dtype)
+    if fill is not None:
+        physical.fill(fill)
+    return physical.transpose(numpy.argsort(order))
 
 
 def _interior(window, first_axis):
@@ -182,7 +216,7 @@ def pad_spatial(xp, a, window, first_axis, fill=0):
         return a
     shape = list(a.shape)
     shape[first_axis : first_axis + len(window.kernel)] = window.padded
-    padded = xp.full(shape, fill, dtype=a.dtype)
+    padded = empty_in_layout(xp, a, shape, fill=fill)
     padded[_interior(window, first_axis)] = a
     return padded
 

@@ -60,6 +60,10 @@ def _fc_forward(ctx, p, inputs, aux):
     xp = ctx.xp
     data, weight = inputs[0], inputs[1]
     flat = data.reshape(data.shape[0], -1) if p.flatten else data.reshape(-1, data.shape[-1])
+    if data.ndim > 2 and not flat.flags.c_contiguous:
+        # a view in another memory order (a batch-last convolution stack's): row-major
+        # rows, so the product is the one the plain graph computes
+        flat = xp.ascontiguousarray(flat)
     if flat.shape[0] == 1:
         # one row (batch-1 inference): a matrix-vector product, which BLAS streams
         # through the weight once, faster than the one-row matrix product

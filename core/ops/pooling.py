@@ -19,6 +19,7 @@ from .conv_utils import (
     check_layout,
     check_window_params,
     crop_spatial,
+    empty_in_layout,
     fill_window_params,
     pad_spatial,
     work_dtype,
@@ -174,7 +175,7 @@ def _window_forward(ctx, p, x, window, work):
         return cupy_window_kernels.max_pool_forward(xp, padded, window), padded
     taps = [padded[window.taps(position, 2)] for position in window.positions()]
     if p.pool_type == "max":
-        out = xp.maximum(taps[0], taps[1]) if len(taps) > 1 else taps[0].copy()
+        out = xp.maximum(taps[0], taps[1]) if len(taps) > 1 else taps[0].copy(order="K")
         for tap in taps[2:]:
             xp.maximum(out, tap, out=out)
         return out, padded
@@ -249,12 +250,15 @@ def _window_backward(ctx, p, padded, out, grad, window, work):
         padded = xp.ascontiguousarray(padded)
         dx = cupy_window_kernels.max_pool_backward(xp, padded, out, grad, window)
         return xp.ascontiguousarray(crop_spatial(dx, window, 2))
-    dx = (xp.empty if tiled else xp.zeros)(padded.shape, dtype=work)
+    # in the memory order of the input (batch last after a convolution handing that on)
+    dx = empty_in_layout(xp, padded, padded.shape, work, None if tiled else 0)
     if p.pool_type == "max":
         _max_backward(xp, padded, out, grad, window, dx)
     else:
         _spread_backward(ctx, p, padded, out, grad, window, dx, work)
-    return xp.ascontiguousarray(crop_spatial(dx, window, 2))
+    if window.padded == window.size:
+        return dx
+    return crop_spatial(dx, window, 2).copy(order="K")
 
 
 # -- global pooling -------------------------------------------------------------

@@ -208,7 +208,12 @@ def _flatten_infer_shape(p, in_shapes, out_shapes, aux_shapes):
 
 def _flatten_forward(ctx, p, inputs, aux):
     data = inputs[0]
-    return [data.reshape(data.shape[0], -1)], data.shape
+    out = data.reshape(data.shape[0], -1)
+    if data.ndim > 2 and not out.flags.c_contiguous:
+        # a view in another memory order (a batch-last convolution stack's, see
+        # executor/batch_last.py): rows in MXNet's order, as products expect them
+        out = ctx.xp.ascontiguousarray(out)
+    return [out], data.shape
 
 
 FLATTEN = OpDef(
