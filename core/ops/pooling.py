@@ -232,6 +232,13 @@ def _spread_backward(ctx, p, padded, out, grad, window, dx, work):
             target[...] = part
 
 
+def _in_layout_of(xp, model, values):
+    """``values`` copied into an array laid out in memory as ``model`` is."""
+    copy = empty_in_layout(xp, model, values.shape, values.dtype)
+    copy[...] = values
+    return copy
+
+
 def _one_kernel(window, *arrays):
     """Whether max pooling runs as one CuPy kernel (float32/float64 on a GPU, up to 3-D)."""
     return fusable(*arrays) and len(window.kernel) <= 3
@@ -250,8 +257,11 @@ def _window_backward(ctx, p, padded, out, grad, window, work):
         padded = xp.ascontiguousarray(padded)
         dx = cupy_window_kernels.max_pool_backward(xp, padded, out, grad, window)
         return xp.ascontiguousarray(crop_spatial(dx, window, 2))
-    # in the memory order of the input (batch last after a convolution handing that on)
+    # in the memory order of the input (batch last after a convolution handing that on),
+    # and so the gradient received, when it comes in another (a Flatten's, in MXNet's)
     dx = empty_in_layout(xp, padded, padded.shape, work, None if tiled else 0)
+    if grad.strides != out.strides and not out.flags.c_contiguous:
+        grad = _in_layout_of(xp, out, grad)
     if p.pool_type == "max":
         _max_backward(xp, padded, out, grad, window, dx)
     else:
