@@ -50,3 +50,44 @@ def mark(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, grad_inplace=True)
         marked.append(step)
     return marked
+
+
+def fold_into_pooling(plan):
+    """Let max pooling apply the derivative of the activation before it; returns the pairs.
+
+    An activation whose derivative follows from its output (relu, sigmoid, tanh),
+    read only by a max pooling whose windows lie apart: each input element gets
+    the gradient of at most one window, at its maximum, where the activation's
+    output equals the pooled one. So the derivative taken at the pooled outputs,
+    multiplying the gradient the pooling receives, gives the same products as
+    multiplying the pooling's (four times larger) data gradient, and the
+    activation passes its gradient through. Equal bit for bit, except in windows
+    holding a NaN, whose every element then gets a NaN gradient.
+    """
+    from ..ops.nn import INPLACE_ACT_TYPES
+    from ..ops.pooling import window_of
+
+    readers = readers_of(plan)
+    kept = plan.kept_slots
+    folded = []
+    for step in plan.steps:
+        if step.op.name != "Activation" or step.op is not step.node.op or step.moves:
+            continue
+        if step.params.act_type not in INPLACE_ACT_TYPES:
+            continue
+        slot = step.outputs[0]
+        found = readers.get(slot, [])
+        if slot in kept or len(found) != 1:
+            continue
+        pool, position = found[0]
+        if position != 0 or pool.op.name != "Pooling" or pool.op is not pool.node.op:
+            continue
+        params, shape = pool.params, plan.slot_shapes[slot]
+        if pool.moves or params.pool_type != "max" or params.global_pool or not shape:
+            continue
+        if len(shape) < 3 or window_of(params, shape[2:]).overlapping:
+            continue
+        pool.train_ctx = attrs.evolve(pool.train_ctx, grad_activation=step.params.act_type)
+        step.train_ctx = attrs.evolve(step.train_ctx, grad_passthrough=True)
+        folded.append((step, pool))
+    return folded

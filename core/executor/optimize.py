@@ -1,7 +1,7 @@
 """Graph-level optimizations of a compiled plan, applied once at bind time.
 
 Three rewrites for the networks bucketing trains (unrolled recurrent language
-models), and three for feed-forward stacks:
+models), and four for feed-forward stacks:
 
 **Batching the input projections of all time steps.** A cell unrolled over
 ``T`` steps applies the same ``FullyConnected`` (same weight and bias
@@ -46,6 +46,12 @@ the plain graph's exactly.
 **Activations in place.** A relu, sigmoid or tanh Activation whose input is a
 FullyConnected or Convolution output read by nothing else overwrites that input (its
 backward needs only its output; the product's, only its inputs). Exact.
+
+**Activation gradients in max pooling.** A relu, sigmoid or tanh read only by
+a max pooling over windows apart has its derivative applied by the pooling's
+backward, at the pooled outputs (a quarter of the elements for 2x2 windows),
+and passes its gradient through (``inplace_grads.fold_into_pooling``). Exact,
+but for windows holding a NaN.
 
 **Column-major hidden layers** (CPU). A FullyConnected whose output, directly
 or through such an in-place activation, is read only as the data of other
@@ -119,6 +125,8 @@ def optimize(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, inplace=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, inplace=True)
         done.append(("inplace_activation", step.name, 1))
+    for step, pool in inplace_grads.fold_into_pooling(plan):
+        done.append(("activation_gradient_in_pooling", f"{step.name}+{pool.name}", 2))
     for step in inplace_grads.mark(plan):
         done.append(("inplace_activation_gradient", step.name, 1))
     for group in _shared_weight_groups(plan):

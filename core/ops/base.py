@@ -115,6 +115,12 @@ class OpContext:
     # the executor proved that the gradient reaching output 0 is a new array nobody
     # else holds: backward may write its result into it (see executor/inplace_grads.py)
     grad_inplace: bool = False
+    # the executor folded the gradient of the activation whose output this max pooling
+    # reads into the pooling's backward: that act_type's derivative, taken at the pooled
+    # outputs, multiplies the gradient received first; "" when off; the activation then
+    # passes its gradient through (see executor/inplace_grads.py)
+    grad_activation: str = ""
+    grad_passthrough: bool = False
     # the executor found this many FullyConnected steps sharing this one's weight (an
     # unrolled recurrent projection): backward returns the weight's and bias's gradient
     # as terms, summed once over all steps (see ops/weight_terms.py); 0: off

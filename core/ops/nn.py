@@ -159,6 +159,15 @@ def _act_forward(ctx, p, inputs, aux):
 INPLACE_ACT_TYPES = ("relu", "sigmoid", "tanh")
 
 
+def activation_derivative(act_type, out):
+    """The derivative of a relu, sigmoid or tanh at its outputs ``out``, as backward takes it."""
+    if act_type == "relu":
+        return out > 0
+    if act_type == "sigmoid":
+        return out * (1 - out)
+    return 1 - out * out
+
+
 def _activate_in_place(xp, act_type, x):
     if act_type == "relu":
         return xp.maximum(x, 0, out=x)
@@ -174,15 +183,13 @@ def _act_backward(ctx, p, saved, out_grads, need_grad):
     xp, (x, out), grad = ctx.xp, saved, out_grads[0]
     if not need_grad[0]:
         return [None]
+    if ctx.grad_passthrough:  # the max pooling reading the output applied the derivative
+        return [grad]
     if p.act_type in FUSED_ACTIVATIONS and fusable(out, grad, same_shape=True):
         inplace = ctx.grad_inplace and grad.flags.c_contiguous
         return [cupy_nn_kernels.activation_backward(xp, p.act_type, out, grad, inplace)]
-    if p.act_type == "relu":
-        local = out > 0
-    elif p.act_type == "sigmoid":
-        local = out * (1 - out)
-    elif p.act_type == "tanh":
-        local = 1 - out * out
+    if p.act_type in INPLACE_ACT_TYPES:
+        local = activation_derivative(p.act_type, out)
     elif p.act_type == "softrelu":
         local = 1 / (1 + xp.exp(-x))
     else:

@@ -24,9 +24,10 @@ from .conv_utils import (
     pad_spatial,
     work_dtype,
 )
+from .nn import activation_derivative
 from .params import param
 
-__all__ = ["OPS"]
+__all__ = ["OPS", "window_of"]
 
 POOL_TYPES = ("max", "avg", "sum", "lp")
 CONVENTIONS = ("valid", "full", "same")
@@ -124,6 +125,11 @@ def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
     out = merge_shape((data[0], data[1], *spatial), out_shapes[0], "output")
     in_shapes[0] = (out[0], out[1], *data[2:])
     return in_shapes, [out], aux_shapes
+
+
+def window_of(p, size):
+    """The ``Window`` of a (non-global) pooling over spatial ``size``."""
+    return _window(p, size)
 
 
 def _window(p, size):
@@ -328,10 +334,13 @@ def _backward(ctx, p, saved, out_grads, need_grad):
         return [None]
     window, x, out = saved
     work = work_dtype(x.dtype)
+    grad = out_grads[0]
+    if ctx.grad_activation:  # the activation before: its derivative at the maxima
+        grad = grad * activation_derivative(ctx.grad_activation, out)
     if window is None:
-        grad = _global_backward(ctx, p, x, out, out_grads[0], work)
+        grad = _global_backward(ctx, p, x, out, grad, work)
     else:
-        grad = _window_backward(ctx, p, x, out, out_grads[0], window, work)
+        grad = _window_backward(ctx, p, x, out, grad, window, work)
     return [grad.astype(x.dtype, copy=False)]
 
 

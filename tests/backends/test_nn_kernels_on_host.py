@@ -37,6 +37,7 @@ class _ActContext:
 
     def __init__(self, inplace=False, grad_inplace=False):
         self.inplace, self.grad_inplace, self.is_train = inplace, grad_inplace, True
+        self.grad_passthrough = False
 
 
 def _activation_input(seed):
