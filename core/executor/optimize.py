@@ -47,7 +47,7 @@ the plain graph's exactly.
 FullyConnected or Convolution output read by nothing else overwrites that input (its
 backward needs only its output; the product's, only its inputs). Exact.
 
-**Activation gradients in max pooling.** A relu, sigmoid or tanh read only by
+**Activation gradients in max pooling** (CPU). A relu, sigmoid or tanh read only by
 a max pooling over windows apart has its derivative applied by the pooling's
 backward, at the pooled outputs (a quarter of the elements for 2x2 windows),
 and passes its gradient through (``inplace_grads.fold_into_pooling``). Exact,
