@@ -243,3 +243,47 @@ def test_pooling_on_a_batch_last_view_gives_the_same_values_in_that_layout(ctx):
         np.testing.assert_array_equal(results[1][1], results[0][1])
         assert results[1][1].strides[0] == results[1][1].itemsize  # batch innermost, as x
         assert results[0][1].flags.c_contiguous
+
+
+def _stack(nd, **conv):
+    """conv, relu, max pool, conv, tanh, FullyConnected over ``nd`` spatial axes."""
+    kernel = (3,) * nd
+    net = mx.sym.Convolution(
+        mx.sym.Variable("data"), kernel=kernel, num_filter=4, name="conv1", **conv
+    )
+    net = mx.sym.Activation(net, act_type="relu")
+    net = mx.sym.Pooling(net, pool_type="max", kernel=(2,) * nd, stride=(2,) * nd)
+    net = mx.sym.Convolution(net, kernel=(1,) * nd, num_filter=4, name="conv2", **conv)
+    net = mx.sym.Activation(net, act_type="tanh")
+    net = mx.sym.FullyConnected(net, num_hidden=3, name="fc")
+    return mx.sym.SoftmaxOutput(net, mx.sym.Variable("softmax_label"), name="softmax")
+
+
+@pytest.mark.parametrize(
+    "nd, conv, size",
+    [
+        (1, {}, (15,)),
+        (3, {}, (7, 7, 7)),
+        (2, {"num_group": 2}, (10, 10)),
+        (2, {"dilate": (2, 2)}, (12, 12)),
+        (2, {"stride": (2, 2), "pad": (1, 1)}, (12, 12)),
+    ],
+)
+def test_one_and_three_dimensional_grouped_dilated_and_strided_stacks(
+    nd, conv, size, ctx, monkeypatch
+):
+    plain, rewritten, executor = _twice(_stack(nd, **conv), ctx, monkeypatch, data=(3, 2, *size))
+    _assert_equal(rewritten, plain)
+    assert _marked(executor) == (["conv1", "conv2"] if ctx.device_type == "cpu" else [])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_other_float_types_equal_the_plain_graph(dtype, ctx, monkeypatch):
+    symbol = _cnn()
+    results = []
+    for optimized in (False, True):
+        monkeypatch.setenv("REBIND_GRAPH_OPT", "1" if optimized else "0")
+        executor = symbol.simple_bind(ctx, type_dict={"data": dtype}, data=(3, 1, 14, 14))
+        _fill(executor, integer_inputs={"softmax_label": 3})
+        results.append(_run(executor))
+    _assert_equal(results[1], results[0])
