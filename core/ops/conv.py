@@ -207,6 +207,14 @@ def _filter_gradient(xp, grad, cols):
     return xp.matmul(grad, cols.transpose(0, 2, 1))
 
 
+def _kernel_major(w, channels):
+    """(1, F, C * K) weight columns in (C, K) order -> (1, F, K * C), a copy."""
+    groups, filters, _ = w.shape
+    return (
+        w.reshape(groups, filters, channels, -1).transpose(0, 1, 3, 2).reshape(groups, filters, -1)
+    )
+
+
 def _conv_backward(ctx, p, saved, out_grads, need_grad):
     xp, window, batch_last, w = ctx.xp, saved.window, saved.batch_last, saved.w
     groups, channels = p.num_group, saved.xt.shape[0]
@@ -228,8 +236,13 @@ def _conv_backward(ctx, p, saved, out_grads, need_grad):
             None if cols is None or window.pointwise else cols.reshape(groups, -1, cols.shape[1])
         )
         saved.cols = None if spare is not None else saved.cols
-        dcols = xp.matmul(w.transpose(0, 2, 1), grad, out=spare)
-        dx = col2im(xp, dcols.reshape(-1, dcols.shape[-1]), window, channels, batch, batch_last)
+        # on NumPy, one group: the weight's columns reordered (kernel offset, channel) so
+        # each offset's rows of the product are one block, which col2im adds faster
+        kernel_major = xp is numpy and groups == 1 and not window.pointwise
+        wt = _kernel_major(w, channels) if kernel_major else w
+        dcols = xp.matmul(wt.transpose(0, 2, 1), grad, out=spare)
+        dcols = dcols.reshape(-1, dcols.shape[-1])
+        dx = col2im(xp, dcols, window, channels, batch, batch_last, kernel_major)
         dx = from_work(xp, dx, batch_last, view=ctx.batch_last_grad)
         grads[0] = dx.astype(saved.dtype, copy=False)
     if not p.no_bias and need_grad[2]:

@@ -285,24 +285,37 @@ def im2col(xp, xt, window, batch_last, use_view=True):
     return cols.reshape(rows, columns)
 
 
-def col2im(xp, cols, window, channels, batch, batch_last):
-    """The adjoint of ``im2col``: sums columns back onto a working-layout array."""
-    cols = cols.reshape(_column_shape(window, channels, batch, batch_last))
-    first = 1 if batch_last else 2
-    if window.pointwise:
-        return cols.reshape(
-            (channels, *window.size, batch) if batch_last else (channels, batch, *window.size)
-        )
-    if fusable(cols) and len(window.kernel) <= 3:  # one kernel on the GPU, the same sums
-        from rebind.backends import cupy_window_kernels
+def _padded_shape(window, channels, batch, batch_last):
+    if batch_last:
+        return (channels, *window.padded, batch)
+    return (channels, batch, *window.padded)
 
-        padded = cupy_window_kernels.col2im(xp, cols, window, channels, batch, batch_last)
-        return crop_spatial(padded, window, first)
-    shape = (channels, *window.padded, batch) if batch_last else (channels, batch, *window.padded)
-    padded = xp.zeros(shape, dtype=cols.dtype)
+
+def col2im(xp, cols, window, channels, batch, batch_last, kernel_major=False):
+    """The adjoint of ``im2col``: sums columns back onto a working-layout array.
+
+    ``kernel_major`` (NumPy): the rows of ``cols`` are ordered (*kernel, C)
+    instead of (C, *kernel), so each kernel offset's rows are one contiguous
+    block, which NumPy adds faster; the sums are the same, in the same order.
+    """
+    first, nd = (1 if batch_last else 2), len(window.kernel)
+    shape = _column_shape(window, channels, batch, batch_last)
+    if window.pointwise:
+        return cols.reshape(_padded_shape(window, channels, batch, batch_last))
+    if kernel_major:
+        cols = cols.reshape(*window.kernel, channels, *shape[1 + nd :])
+    else:
+        cols = cols.reshape(shape)
+        if fusable(cols) and nd <= 3:  # one kernel on the GPU, the same sums
+            from rebind.backends import cupy_window_kernels
+
+            padded = cupy_window_kernels.col2im(xp, cols, window, channels, batch, batch_last)
+            return crop_spatial(padded, window, first)
+    padded = xp.zeros(_padded_shape(window, channels, batch, batch_last), dtype=cols.dtype)
     for position in window.positions():
         target = padded[window.taps(position, first)]
-        target += cols[(slice(None), *position)]  # in place on the view, no write-back copy
+        # in place on the view, no write-back copy
+        target += cols[position] if kernel_major else cols[(slice(None), *position)]
     return crop_spatial(padded, window, first)
 
 

@@ -195,6 +195,20 @@ def test_col2im_is_the_adjoint_of_im2col(batch_last, use_view, ctx):
     np.testing.assert_allclose(np.sum(im2col_host * probe), np.sum(x * back), rtol=1e-12)
 
 
+@pytest.mark.parametrize("batch_last", [True, False])
+def test_col2im_of_kernel_major_rows_gives_the_same_sums(batch_last):
+    """Rows ordered (kernel offset, channel): the same additions, so the same bits."""
+    rng = np.random.default_rng(10)
+    window = conv_utils.Window((2, 3), (2, 1), (1, 2), (1, 2), (5, 6), (3, 6))
+    channels, batch = 3, 2
+    rows = channels * 6
+    cols = rng.standard_normal((rows, 3 * 6 * batch)).astype(np.float32)
+    reordered = cols.reshape(channels, 6, -1).transpose(1, 0, 2).reshape(rows, -1)
+    plain = conv_utils.col2im(np, cols, window, channels, batch, batch_last)
+    major = conv_utils.col2im(np, reordered.copy(), window, channels, batch, batch_last, True)
+    np.testing.assert_array_equal(major, plain)
+
+
 def test_im2col_without_stride_tricks_matches_the_strided_view(ctx):
     rng, xp = np.random.default_rng(9), ctx.backend.xp
     window = conv_utils.Window((3,), (2,), (2,), (1,), (9,), (3,))
