@@ -11,6 +11,8 @@ import math
 import attrs
 import numpy
 
+from rebind.backends.cupy_kernels import fusable
+
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
     SPATIAL_NAMES,
@@ -236,9 +238,9 @@ def _conv_backward(ctx, p, saved, out_grads, need_grad):
             None if cols is None or window.pointwise else cols.reshape(groups, -1, cols.shape[1])
         )
         saved.cols = None if spare is not None else saved.cols
-        # on NumPy, one group: the weight's columns reordered (kernel offset, channel) so
+        # off the GPU kernel, one group: the weight's columns reordered (kernel offset, channel) so
         # each offset's rows of the product are one block, which col2im adds faster
-        kernel_major = xp is numpy and groups == 1 and not window.pointwise
+        kernel_major = groups == 1 and not window.pointwise and not fusable(grad)
         wt = _kernel_major(w, channels) if kernel_major else w
         dcols = xp.matmul(wt.transpose(0, 2, 1), grad, out=spare)
         dcols = dcols.reshape(-1, dcols.shape[-1])

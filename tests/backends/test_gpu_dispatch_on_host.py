@@ -21,13 +21,13 @@ from rebind.backends import (
     cupy_window_kernels,
 )
 from rebind.executor import fused_lstm
-from rebind.ops import activation_extra, conv_utils, loss, nn, norm, pooling, rnn_cells
+from rebind.ops import activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells
 
 from .host_kernels import compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
-OP_MODULES = (activation_extra, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm)
+OP_MODULES = (activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm)
 KERNEL_MODULES = (cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels)
 
 
