@@ -31,11 +31,10 @@ def readers_of(plan):
     return readers
 
 
-def mark(plan):
-    """Let such activations write their gradient in place; returns the steps marked."""
+def _activations_with_one_reader(plan):
+    """``(activation step, its reader)`` where that reader alone takes the output, as data."""
     readers = readers_of(plan)
     kept = plan.kept_slots
-    marked = []
     for step in plan.steps:
         if step.op.name != "Activation" or step.moves:
             continue
@@ -44,7 +43,15 @@ def mark(plan):
         if slot in kept or len(found) != 1:
             continue
         reader, position = found[0]
-        if position != 0 or reader.op.name not in _FRESH_DATA_GRADIENT or reader.moves:
+        if position == 0 and not reader.moves:
+            yield step, reader
+
+
+def mark(plan):
+    """Let such activations write their gradient in place; returns the steps marked."""
+    marked = []
+    for step, reader in _activations_with_one_reader(plan):
+        if reader.op.name not in _FRESH_DATA_GRADIENT:
             continue
         if reader.op is not reader.node.op and reader.op.name != PROJECTED_SOFTMAX_OUTPUT.name:
             continue  # a backend's own kernel: its gradients' memory is not known here
@@ -70,25 +77,18 @@ def fold_into_pooling(plan):
     from ..ops.nn import INPLACE_ACT_TYPES
     from ..ops.pooling import window_of
 
-    readers = readers_of(plan)
-    kept = plan.kept_slots
     folded = []
-    for step in plan.steps:
-        if step.op.name != "Activation" or step.op is not step.node.op or step.moves:
+    for step, pool in _activations_with_one_reader(plan):
+        if step.op is not step.node.op or step.xp is not np:
             continue
-        if step.xp is not np or step.params.act_type not in INPLACE_ACT_TYPES:
+        if step.params.act_type not in INPLACE_ACT_TYPES:
             continue
-        slot = step.outputs[0]
-        found = readers.get(slot, [])
-        if slot in kept or len(found) != 1:
+        if pool.op.name != "Pooling" or pool.op is not pool.node.op:
             continue
-        pool, position = found[0]
-        if position != 0 or pool.op.name != "Pooling" or pool.op is not pool.node.op:
+        params, shape = pool.params, plan.slot_shapes[step.outputs[0]]
+        if params.pool_type != "max" or params.global_pool or not shape or len(shape) < 3:
             continue
-        params, shape = pool.params, plan.slot_shapes[slot]
-        if pool.moves or params.pool_type != "max" or params.global_pool or not shape:
-            continue
-        if len(shape) < 3 or window_of(params, shape[2:]).overlapping:
+        if window_of(params, shape[2:]).overlapping:
             continue
         pool.train_ctx = attrs.evolve(pool.train_ctx, grad_activation=step.params.act_type)
         step.train_ctx = attrs.evolve(step.train_ctx, grad_passthrough=True)
