@@ -4,10 +4,13 @@ An activation's backward multiplies the gradient reaching its output by the
 local derivative. When that gradient comes from exactly one reader, and that
 reader is a FullyConnected (alone, or fused with SoftmaxOutput), a
 Convolution or a Pooling taking the activation's output as its data, the
-gradient is a new array of that reader's backward that nothing else holds, so the activation may
-multiply into it instead of allocating its result: the same products, one
-array fewer per activation and step, as a NumPy programmer writes
-``g *= h > 0``.
+gradient is a new array of that reader's backward that nothing else holds, so
+the activation may multiply into it instead of allocating its result: the
+same products, one array fewer per activation and step, as a NumPy programmer
+writes ``g *= h > 0``.
+
+``fold_into_pooling`` goes further for an activation read by a max pooling:
+the pooling applies the derivative, at its (fewer) outputs.
 """
 
 import attrs
@@ -15,7 +18,7 @@ import numpy as np
 
 from .fused_ops import PROJECTED_SOFTMAX_OUTPUT
 
-__all__ = ["mark", "readers_of"]
+__all__ = ["fold_into_pooling", "mark", "readers_of"]
 
 # readers whose backward returns the gradient of their data (input 0) as a new array
 # (or a view of one that nothing else holds)

@@ -44,14 +44,15 @@ SoftmaxOutput's gradient is) and then restored, instead of two new arrays of
 the plain graph's exactly.
 
 **Activations in place.** A relu, sigmoid or tanh Activation whose input is a
-FullyConnected or Convolution output read by nothing else overwrites that input (its
-backward needs only its output; the product's, only its inputs). Exact.
+FullyConnected or Convolution output read by nothing else overwrites that
+input (its backward needs only its output; the product's, only its inputs).
+Exact.
 
-**Activation gradients in max pooling** (CPU). A relu, sigmoid or tanh read only by
-a max pooling over windows apart has its derivative applied by the pooling's
-backward, at the pooled outputs (a quarter of the elements for 2x2 windows),
-and passes its gradient through (``inplace_grads.fold_into_pooling``). Exact,
-but for windows holding a NaN.
+**Activation gradients in max pooling** (CPU). A relu, sigmoid or tanh read
+only by a max pooling over windows apart has its derivative applied by the
+pooling's backward, at the pooled outputs (a quarter of the elements for 2x2
+windows), and passes its gradient through (``inplace_grads.fold_into_pooling``).
+Exact, but for windows holding a NaN.
 
 **Column-major hidden layers** (CPU). A FullyConnected whose output, directly
 or through such an in-place activation, is read only as the data of other

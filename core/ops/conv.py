@@ -238,8 +238,8 @@ def _conv_backward(ctx, p, saved, out_grads, need_grad):
             None if cols is None or window.pointwise else cols.reshape(groups, -1, cols.shape[1])
         )
         saved.cols = None if spare is not None else saved.cols
-        # off the GPU kernel, one group: the weight's columns reordered (kernel offset, channel) so
-        # each offset's rows of the product are one block, which col2im adds faster
+        # off the GPU kernel, one group: the weight's columns reordered (kernel offset,
+        # channel), so each offset's rows of the product are one block for col2im
         kernel_major = groups == 1 and not window.pointwise and not fusable(grad)
         wt = _kernel_major(w, channels) if kernel_major else w
         dcols = xp.matmul(wt.transpose(0, 2, 1), grad, out=spare)
@@ -325,7 +325,7 @@ def _deconv_forward(ctx, p, inputs, aux):
     xp, data, weight = ctx.xp, inputs[0], inputs[1]
     work, groups, batch = work_dtype(data.dtype), p.num_group, data.shape[0]
     window = _deconv_window(p, data.shape)
-    batch_last = ctx.batch_last_out or batch_last_for(window)
+    batch_last = batch_last_for(window)
     xt = to_work(xp, data.astype(work, copy=False), batch_last)
     xt = xt.reshape(groups, -1, math.prod(window.out) * batch)
     w = weight.astype(work, copy=False).reshape(groups, data.shape[1] // groups, -1)

@@ -129,10 +129,6 @@ def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
 
 def window_of(p, size):
     """The ``Window`` of a (non-global) pooling over spatial ``size``."""
-    return _window(p, size)
-
-
-def _window(p, size):
     kernel, stride, dilate, pad = fill_window_params(p)
     out = tuple(
         _out_size(p.pooling_convention, *g) for g in zip(size, kernel, stride, pad, strict=True)
@@ -324,7 +320,7 @@ def _forward(ctx, p, inputs, aux):
     if p.global_pool:
         out = _global_forward(ctx, p, x, work)
         return [out], (None, x, out)
-    window = _window(p, x.shape[2:])
+    window = window_of(p, x.shape[2:])
     out, padded = _window_forward(ctx, p, x, window, work)
     return [out], (window, padded, out)
 
