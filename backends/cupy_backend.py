@@ -13,6 +13,7 @@ import numpy as np
 from rebind.backend import Backend
 from rebind.hookspecs import hookimpl
 
+from .cupy_ahead import CopyAhead
 from .cupy_staging import PinnedRing
 
 __all__ = ["CupyBackend"]
@@ -30,6 +31,7 @@ class CupyBackend(Backend):
     device_type: str = "gpu"
     _module: object = attrs.field(default=None, init=False, repr=False)
     _stagings: dict = attrs.field(factory=dict, init=False, repr=False)
+    _aheads: dict = attrs.field(factory=dict, init=False, repr=False)
     _import_error: object = attrs.field(default=None, init=False, repr=False)
 
     def _cupy(self):
@@ -101,6 +103,24 @@ class CupyBackend(Backend):
             staging.copy(self.xp, whole, host)
             target[...] = whole
 
+    def copy_ahead(self, target, host, device_id):
+        """Start the copy on the device's copy stream (``cupy_ahead``); None if it does not fit.
+
+        A target that is not C-contiguous, or a host array of another shape,
+        gets None: the caller's ordinary copy handles (or refuses) it.
+        """
+        host = np.asarray(host)
+        if host.shape != target.shape or not target.flags.c_contiguous:
+            return None
+        if host.dtype != target.dtype:
+            host = host.astype(target.dtype)
+        device = self.device(device_id)
+        with device:
+            ahead = self._aheads.get(device_id)
+            if ahead is None:
+                ahead = self._aheads[device_id] = CopyAhead(self._staging(device_id))
+            return ahead.start(self.xp, device, target, host)
+
     def owns(self, array):
         cupy = self._cupy()
         return cupy is not None and isinstance(array, cupy.ndarray)
@@ -112,6 +132,9 @@ class CupyBackend(Backend):
                 self.xp.cuda.get_current_stream().synchronize()
 
     def free_cached_memory(self):
+        for device_id, ahead in self._aheads.items():
+            with self.device(device_id):
+                ahead.release()
         self.xp.get_default_memory_pool().free_all_blocks()
         self.xp.get_default_pinned_memory_pool().free_all_blocks()
 

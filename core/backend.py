@@ -93,6 +93,18 @@ class Backend:
         """
         target[...] = host
 
+    def copy_ahead(self, target, host, device_id):
+        """Start copying the NumPy array ``host`` for ``target`` before ``target`` may change.
+
+        For a device that runs the work queued before the copy while the copy
+        travels. Returns a ticket, or None where nothing would overlap (then the
+        caller copies when the values are due, as host backends always do). The
+        ticket's ``finish()`` writes the values into ``target`` after the work
+        already queued on the current stream; ``drop()`` forgets them. ``host``
+        may change once this returns.
+        """
+        return None
+
     def owns(self, array):
         """Whether ``array`` is one of this backend's arrays."""
         return isinstance(array, self.xp.ndarray)

@@ -378,6 +378,12 @@ class BaseModule:
                 stacklevel=2,
             )
 
+    def _copy_ahead(self, data_batch):
+        """fit's next batch: start its device copies while this one's work runs (rebind).
+
+        Nothing by default; ``Module`` on a GPU starts them (``copy_ahead.py``).
+        """
+
     def forward(self, data_batch, is_train=None):
         """Run the network on ``data_batch`` (``is_train`` defaults to ``for_training``)."""
         raise self._abstract("forward")

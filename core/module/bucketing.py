@@ -250,6 +250,12 @@ class BucketingModule(SwitchingModule):
         self._curr_module.prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
         self.switch_bucket(original, None, None)
 
+    def _copy_ahead(self, data_batch):
+        # the batch's bucket is bound by now (prepare); its Module loads it at forward
+        module = self._buckets.get(self._key_of(data_batch))
+        if module is not None and module.binded:
+            module._copy_ahead(data_batch)
+
     def forward(self, data_batch, is_train=None):
         """Switch to ``data_batch.bucket_key``'s bucket and run its Module forward.
 

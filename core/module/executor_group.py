@@ -18,6 +18,7 @@ from ..errors import LifecycleError, ShapeError
 from ..io import DataDesc
 from ..ndarray import NDArray
 from .batch_fields import data_of, label_of
+from .copy_ahead import AheadCopies
 from .slicing import copy_batch_part, load_sliced, prepare_group2ctxs, slice_axis, split_input_slice
 from .slicing import merge_multi_context as merge_contexts
 
@@ -240,6 +241,8 @@ class DataParallelExecutorGroup:
         self._label_layouts_used = [self.label_layouts[i] for i in self._label_keep]
         self._data_targets = [block[0][1] for block in self.data_arrays]
         self._label_targets = [block[0][1] for block in self.label_arrays or []]
+        self._drop_ahead()  # copies started for the arrays bound before
+        self.copies_ahead = self._single is not None and AheadCopies.supported(self.contexts[0])
 
     # -- parameters -------------------------------------------------------------------------
     def set_params(self, arg_params, aux_params, allow_extra=False):
@@ -257,16 +260,40 @@ class DataParallelExecutorGroup:
                 _average_into(block, targets[name])
 
     # -- computation ------------------------------------------------------------------------
+    def copy_ahead(self, data_batch):
+        """Start copying the next batch to the device while the queued work runs (fit).
+
+        Only for one context whose backend copies ahead (a GPU); see ``copy_ahead.py``.
+        """
+        if not self.copies_ahead or isinstance(data_batch, list):
+            return
+        self._drop_ahead()
+        parts = [(data_of(data_batch), self._data_targets)]
+        labels = label_of(data_batch)
+        if self.label_arrays and labels:
+            parts.append((self._kept_labels(labels), self._label_targets))
+        self._ahead = AheadCopies.start(data_batch, parts)
+
+    def _drop_ahead(self):
+        ahead = getattr(self, "_ahead", None)
+        self._ahead = None
+        if ahead is not None:
+            ahead.drop()
+
     def forward(self, data_batch, is_train=None):
         """Load the batch (sliced per context) into the executors and run them forward."""
         if is_train is None:
             is_train = self.for_training
         single = self._single
         if single is not None and not isinstance(data_batch, list):
-            copy_batch_part(data_of(data_batch), self._data_targets)
-            labels = label_of(data_batch)
-            if self.label_arrays and labels:
-                copy_batch_part(self._kept_labels(labels), self._label_targets)
+            ahead = self._ahead
+            if ahead is not None:
+                self._load_ahead(ahead, data_batch)
+            else:
+                copy_batch_part(data_of(data_batch), self._data_targets)
+                labels = label_of(data_batch)
+                if self.label_arrays and labels:
+                    copy_batch_part(self._kept_labels(labels), self._label_targets)
             single.forward(is_train=is_train)
             return
         self._load(data_batch, "data", self.data_arrays, self.data_layouts)
@@ -274,6 +301,18 @@ class DataParallelExecutorGroup:
             self._load(data_batch, "label", self.label_arrays, self._label_layouts_used)
         for executor in self.execs:
             executor.forward(is_train=is_train)
+
+    def _load_ahead(self, ahead, data_batch):
+        """Load a batch on the one context, through the copies started for it, if it is theirs."""
+        self._ahead = None
+        if ahead.batch is not data_batch:
+            ahead.drop()
+            ahead = AheadCopies(data_batch, [])
+        ahead.load(data_of(data_batch), self._data_targets)
+        labels = label_of(data_batch)
+        if self.label_arrays and labels:
+            ahead.load(self._kept_labels(labels), self._label_targets)
+        ahead.drop()
 
     def _load(self, data_batch, part, targets, axes):
         if isinstance(data_batch, list):  # already sliced: one DataBatch per context

@@ -269,6 +269,14 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         self._lifecycle.require("bound_only", "prepare")
         super().prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
 
+    def _copy_ahead(self, data_batch):
+        group = self._exec_group
+        if group is None or not group.copies_ahead or isinstance(data_batch, list):
+            return
+        # a batch of other shapes re-shapes at its forward, which binds other arrays
+        if tuple(array.shape for array in data_of(data_batch)) == self._curr_data_shapes:
+            group.copy_ahead(data_batch)
+
     def forward(self, data_batch, is_train=None):
         """Run forward; a batch of another shape re-shapes the module first (as MXNet 1.9)."""
         self._lifecycle.require("forward", "forward")

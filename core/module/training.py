@@ -223,6 +223,7 @@ def _train_batches(module, s, epoch, eval_metric, hook):
         try:
             next_batch = next(data_iter)
             module.prepare(next_batch, sparse_row_id_fn=s.sparse_row_id_fn)
+            module._copy_ahead(next_batch)
         except StopIteration:
             end_of_data = True
             name_values = eval_metric.get_global_name_value()
