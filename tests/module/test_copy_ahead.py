@@ -105,10 +105,17 @@ def test_the_numpy_backend_starts_no_copy_ahead():
     assert _bound()._exec_group.copies_ahead is False
 
 
-def test_fit_through_copies_ahead_trains_bit_for_bit_as_without(monkeypatch):
-    expected = _params(_fitted())
+def _fitted_buckets():
+    # keys DEFAULT, 3, 2, DEFAULT, 3: as many batches as the MLP's data
+    assert len(Buckets([DEFAULT, 3, 2, DEFAULT, 3]).batches) == BATCHES
+    return fitted_buckets(mx.cpu(), 2)
+
+
+@pytest.mark.parametrize("fitted", [_fitted, _fitted_buckets], ids=["module", "bucketing"])
+def test_fit_through_copies_ahead_trains_bit_for_bit_as_without(monkeypatch, fitted):
+    expected = _params(fitted())
     tickets = _install(monkeypatch)
-    got = _params(_fitted())
+    got = _params(fitted())
     assert got.keys() == expected.keys()
     for name, value in expected.items():
         np.testing.assert_array_equal(got[name], value, err_msg=name)
@@ -153,19 +160,6 @@ def test_re_shaping_drops_the_copies_started_for_the_old_arrays(tickets):
     mod._copy_ahead(_batch(5))
     mod.reshape([("data", (BATCH + 2, FEATURES))], [("softmax_label", (BATCH + 2,))])
     assert (tickets.started, tickets.finished, tickets.dropped) == (2, 0, 2)
-
-
-def test_a_bucketing_fit_through_copies_ahead_trains_bit_for_bit_as_without(monkeypatch):
-    ctx = mx.cpu()
-    expected = _params(fitted_buckets(ctx, 2))
-    tickets = _install(monkeypatch)
-    got = _params(fitted_buckets(ctx, 2))
-    for name, value in expected.items():
-        np.testing.assert_array_equal(got[name], value, err_msg=name)
-    # keys DEFAULT, 3, 2, DEFAULT, 3: each batch after an epoch's first, data and label
-    assert len(Buckets([DEFAULT, 3, 2, DEFAULT, 3]).batches) == BATCHES
-    assert tickets.started == tickets.finished == 2 * 2 * (BATCHES - 1)
-    assert tickets.dropped == 0
 
 
 def test_an_array_replaced_in_the_batch_is_copied_the_ordinary_way(tickets):
