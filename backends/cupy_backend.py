@@ -144,6 +144,29 @@ class CupyBackend(Backend):
             free, total = self.xp.cuda.runtime.memGetInfo()
         return int(free), int(total)
 
+    def memory_report(self, device_id):
+        """CuPy's pool on the device (bytes in arrays, bytes held), pinned staging, the device.
+
+        ``pool_used``: bytes of live CuPy arrays; ``pool_held``: bytes the pool
+        has taken from the device (used plus cached for reuse, which
+        ``Context.empty_cache`` gives back); ``pinned_staging``: the host buffer
+        that stages copies to the device; ``device_free``/``device_total``: what
+        CUDA reports for the whole device (other processes included).
+        """
+        self.check_device(device_id)
+        with self.device(device_id):
+            pool = self.xp.get_default_memory_pool()
+            used, held = int(pool.used_bytes()), int(pool.total_bytes())
+            free, total = self.xp.cuda.runtime.memGetInfo()
+        staging = self._stagings.get(device_id)
+        return {
+            "pool_used": used,
+            "pool_held": held,
+            "pinned_staging": 0 if staging is None else staging.capacity,
+            "device_free": int(free),
+            "device_total": int(total),
+        }
+
     def compute_capability(self, device_id):
         self.check_device(device_id)
         return int(self.device(device_id).compute_capability)

@@ -121,6 +121,14 @@ class Backend:
             f"backend {self.name!r} ({self.device_type}) reports no device memory"
         )
 
+    def memory_report(self, device_id):
+        """Bytes one device's memory holds, by kind (a dict), or None for host backends.
+
+        Device backends report at least ``device_free`` and ``device_total``;
+        the CuPy backend adds its memory pool and pinned staging buffer.
+        """
+        return None
+
     def compute_capability(self, device_id):
         """The device's compute capability as an int (``90`` for 9.0); GPU backends only."""
         raise NotImplementedError(

@@ -20,6 +20,7 @@ __all__ = [
     "current_context",
     "gpu",
     "gpu_memory_info",
+    "gpu_memory_report",
     "num_gpus",
 ]
 
@@ -209,6 +210,15 @@ def num_gpus():
 def gpu_memory_info(device_id=0):
     """``(free, total)`` bytes of GPU ``device_id``'s memory (BackendUnavailableError without)."""
     return backend_for("gpu").memory_info(device_id)
+
+
+def gpu_memory_report(device_id=0):
+    """Bytes GPU ``device_id``'s memory holds, by kind (rebind; see the CuPy backend).
+
+    Keys: ``pool_used``, ``pool_held``, ``pinned_staging``, ``device_free``,
+    ``device_total``. Raises BackendUnavailableError without a usable GPU.
+    """
+    return backend_for("gpu").memory_report(device_id)
 
 
 def _forget_backends():

@@ -83,13 +83,21 @@ def test_seeding_is_reproducible_on_gpu():
 
 @pytest.mark.gpu
 def test_synchronize_and_memory_pool():
-    backend = _cupy_or_skip()
-    array = mx.nd.ones((1024, 1024), ctx=mx.gpu(0))
+    _cupy_or_skip()
+    mib = 2**20
+    before = mx.context.gpu_memory_report(0)
+    array = mx.nd.ones((1024, 1024), ctx=mx.gpu(0))  # 4 MiB
     array.wait_to_read()
     mx.nd.waitall()
+    during = mx.context.gpu_memory_report(0)
+    assert during["pool_used"] >= before["pool_used"] + 4 * mib
+    assert during["pool_held"] >= during["pool_used"]
+    assert 0 < during["device_free"] < during["device_total"]
     del array
-    mx.gpu(0).empty_cache()
-    assert backend.xp.get_default_memory_pool().used_bytes() >= 0
+    mx.gpu(0).empty_cache()  # the freed block goes back to the device
+    after = mx.context.gpu_memory_report(0)
+    assert after["pool_used"] <= during["pool_used"] - 4 * mib
+    assert after["pool_held"] < during["pool_held"]
 
 
 @pytest.mark.gpu
