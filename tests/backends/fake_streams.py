@@ -114,9 +114,15 @@ class FakeCupy:
     def __init__(self):
         self.device = device = Device()
         self.ndarray = Array
+        self.events = []  # every event made
+
+        def event(**_):
+            self.events.append(Event(device))
+            return self.events[-1]
+
         self.cuda = SimpleNamespace(
             alloc_pinned_memory=bytearray,
-            Event=lambda **_: Event(device),
+            Event=event,
             Stream=device.new_stream,
             get_current_stream=device.current,
             Device=lambda _index=0: contextlib.nullcontext(),

@@ -1,6 +1,6 @@
 """Host -> device copies through the pinned ring (backends/cupy_staging.py), on a stand-in GPU.
 
-``FakeCupy`` models what the ring relies on: ``ndarray.set(view, stream)``
+``FakeCupy`` (fake_streams.py) models what the ring relies on: ``ndarray.set(view, stream)``
 only queues the copy, which reads the pinned view when the device gets to it
 (never sooner); an event completes when the device has run everything queued
 before it; ``Event.synchronize`` makes the host wait for that. So a region of
@@ -9,82 +9,13 @@ every wait of the host is counted: copies must not wait while the ring has
 room, and must wait only for the copies whose memory they reuse.
 """
 
-import contextlib
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
 from rebind.backends import cupy_staging
 from rebind.backends.cupy_backend import CupyBackend
 
-
-class _Device:
-    def __init__(self):
-        self.queue, self.completed, self.waits = [], 0, 0
-
-    def run_until(self, position):
-        for target, view in self.queue[self.completed : position]:
-            target.storage[...] = view  # the copy reads the pinned memory only now
-        self.completed = max(self.completed, position)
-
-    def run_all(self):
-        self.run_until(len(self.queue))
-
-
-class _Event:
-    def __init__(self, device):
-        self._device, self._position = device, None
-
-    def record(self, stream):
-        self._position = len(self._device.queue)
-
-    @property
-    def done(self):
-        return self._device.completed >= self._position
-
-    def synchronize(self):
-        if not self.done:
-            self._device.waits += 1
-            self._device.run_until(self._position)
-
-
-class _Array:
-    def __init__(self, device, shape, dtype):
-        self._device = device
-        self.storage = np.full(shape, -1, dtype)
-        self.shape, self.dtype = self.storage.shape, self.storage.dtype
-        self.flags = SimpleNamespace(c_contiguous=True)
-
-    def set(self, view, stream=None):
-        assert view.shape == self.shape and view.dtype == self.dtype
-        if stream is None:  # CuPy's synchronous copy: the device runs what is queued first
-            self._device.waits += 1
-            self._device.run_all()
-            self.storage[...] = view
-            return
-        self._device.queue.append((self, view))
-
-
-class FakeCupy:
-    def __init__(self):
-        self.device = device = _Device()
-        self.ndarray = _Array
-        self.events = []
-
-        def event(**_):
-            self.events.append(_Event(device))
-            return self.events[-1]
-
-        self.cuda = SimpleNamespace(
-            alloc_pinned_memory=bytearray,
-            Event=event,
-            get_current_stream=lambda: "stream",
-            Device=lambda _index: contextlib.nullcontext(),
-        )
-
-    def empty(self, shape, dtype):
-        return _Array(self.device, shape, dtype)
+from .fake_streams import FakeCupy
 
 
 @pytest.fixture
@@ -105,8 +36,8 @@ def test_copies_do_not_wait_while_the_ring_has_room(cupy):
     for source, target in zip(sources, targets, strict=True):
         ring.copy(cupy, target, source)
         source[...] = 0  # the host's array may change at once: the ring holds its own copy
-    assert cupy.device.waits == 0 and cupy.device.completed == 0
-    cupy.device.run_all()
+    assert cupy.device.host_waits == 0 and cupy.device.default.done == 0
+    cupy.device.run_everything()
     for values, target in zip(expected, targets, strict=True):
         np.testing.assert_array_equal(target.storage, values)
 
@@ -118,9 +49,9 @@ def test_a_region_is_written_again_only_after_its_copy_ran(cupy):
     for source, target in zip(sources, targets, strict=True):
         ring.copy(cupy, target, source)
     assert ring.capacity == 1 << 22
-    assert 0 < cupy.device.waits < len(sources)  # only for the regions reused
+    assert 0 < cupy.device.host_waits < len(sources)  # only for the regions reused
     assert len(cupy.events) < len(sources)  # the events of finished copies are used again
-    cupy.device.run_all()
+    cupy.device.run_everything()
     for source, target in zip(sources, targets, strict=True):
         np.testing.assert_array_equal(target.storage, source)
 
@@ -133,8 +64,8 @@ def test_a_larger_copy_grows_the_ring_after_the_old_copies_ran(cupy):
     for source, target in zip([*small, large], targets, strict=True):
         ring.copy(cupy, target, source)
     assert ring.capacity == 1 << 25
-    assert cupy.device.completed == 3  # the small copies ran before their buffer was let go
-    cupy.device.run_all()
+    assert cupy.device.default.done == 3  # the small copies ran before their buffer was let go
+    cupy.device.run_everything()
     for source, target in zip([*small, large], targets, strict=True):
         np.testing.assert_array_equal(target.storage, source)
 
@@ -144,7 +75,7 @@ def test_a_copy_too_large_to_stage_is_made_directly(cupy):
     huge = np.ones(cupy_staging.MAX_STAGED_BYTES // 4 + 1, np.float32)
     target = cupy.empty(huge.shape, huge.dtype)
     ring.copy(cupy, target, huge)
-    assert ring.capacity == 0 and cupy.device.waits == 1
+    assert ring.capacity == 0 and cupy.device.host_waits == 1
     np.testing.assert_array_equal(target.storage, huge)
 
 
@@ -158,8 +89,8 @@ def test_the_backend_stages_every_host_copy(cupy):
     backend.copy_from_host(target, np.arange(6, dtype=np.float64).reshape(2, 3), 0)
     filled = cupy.empty((4,), np.int32)
     backend.copy_from_host(filled, 7, 0)
-    assert cupy.device.waits == 0 and len(cupy.device.queue) == 3
-    cupy.device.run_all()
+    assert cupy.device.host_waits == 0 and len(cupy.device.default.ops) == 3
+    cupy.device.run_everything()
     np.testing.assert_array_equal(labels.storage, np.array([3, 1, 2], np.float32))
     np.testing.assert_array_equal(target.storage, np.arange(6, dtype=np.float32).reshape(2, 3))
     np.testing.assert_array_equal(filled.storage, [7, 7, 7, 7])
