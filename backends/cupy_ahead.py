@@ -36,17 +36,17 @@ class _Spare:
 class Ticket:
     """One started copy: ``finish()`` delivers it to its target, ``drop()`` forgets it."""
 
-    __slots__ = ("_cupy", "_device", "_spare", "_target")
+    __slots__ = ("_cupy", "_device_id", "_spare", "_target")
 
-    def __init__(self, cupy, device, spare, target):
-        self._cupy, self._device, self._spare, self._target = cupy, device, spare, target
+    def __init__(self, cupy, device_id, spare, target):
+        self._cupy, self._device_id, self._spare, self._target = cupy, device_id, spare, target
 
     def finish(self):
         """Write the values into the target after the work queued on the current stream."""
         spare, cupy = self._spare, self._cupy
         if not spare.taken:
             raise RuntimeError("copy_ahead: this copy was already finished or dropped")
-        with self._device:
+        with cupy.cuda.Device(self._device_id):
             stream = cupy.cuda.get_current_stream()
             stream.wait_event(spare.ready)
             cupy.copyto(self._target, spare.array)
@@ -68,11 +68,11 @@ class CopyAhead:
         self._stream = None
         self._spares = {}  # (shape, dtype) -> [_Spare]
 
-    def start(self, cupy, device, target, host):
+    def start(self, cupy, device_id, target, host):
         """A ticket for copying ``host`` (NumPy, ``target``'s shape and dtype) into ``target``.
 
-        Runs under ``device`` (the ``cupy.cuda.Device`` of ``target``). None where
-        the copy is not staged (over ``MAX_STAGED_BYTES``) or is empty.
+        Called with ``target``'s device current (``device_id``). None where the
+        copy is not staged (over ``MAX_STAGED_BYTES``) or is empty.
         """
         if not 0 < host.nbytes <= MAX_STAGED_BYTES:
             return None
@@ -85,7 +85,7 @@ class CopyAhead:
             self._ring.copy(cupy, spare.array, host)
             spare.ready.record(self._stream)
         spare.taken = True
-        return Ticket(cupy, device, spare, target)
+        return Ticket(cupy, device_id, spare, target)
 
     def release(self):
         """Let go of the spares not taken (``free_cached_memory``), once their copies ran."""

@@ -114,12 +114,11 @@ class CupyBackend(Backend):
             return None
         if host.dtype != target.dtype:
             host = host.astype(target.dtype)
-        device = self.device(device_id)
-        with device:
+        with self.device(device_id):
             ahead = self._aheads.get(device_id)
             if ahead is None:
                 ahead = self._aheads[device_id] = CopyAhead(self._staging(device_id))
-            return ahead.start(self.xp, device, target, host)
+            return ahead.start(self.xp, device_id, target, host)
 
     def owns(self, array):
         cupy = self._cupy()

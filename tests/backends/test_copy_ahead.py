@@ -30,7 +30,6 @@ def _batches(count, seed=0, shape=(64, 10)):
 def _fit_like(cupy, batches, run_between):
     """Queue fit's steps; ``run_between(cupy)`` lets the device run some work after each."""
     ahead = CopyAhead(PinnedRing())
-    device = cupy.cuda.Device(0)
     target = cupy.empty(batches[0].shape, batches[0].dtype)
     target.set(batches[0])  # the first batch is loaded the ordinary way
     seen = []
@@ -39,7 +38,7 @@ def _fit_like(cupy, batches, run_between):
         run_between(cupy)
         if index + 1 < len(batches):
             host = batches[index + 1].copy()
-            ticket = ahead.start(cupy, device, target, host)
+            ticket = ahead.start(cupy, 0, target, host)
             host[...] = np.nan  # the host's array may change once start returns
             run_between(cupy)
             ticket.finish()  # step k+1's forward
@@ -76,7 +75,7 @@ def test_the_copy_runs_on_its_own_stream_and_one_spare_serves_the_loop(cupy):
     ahead = CopyAhead(PinnedRing())
     target = cupy.empty((8, 3), np.float32)
     for batch in _batches(5, shape=(8, 3)):
-        ahead.start(cupy, cupy.cuda.Device(0), target, batch).finish()
+        ahead.start(cupy, 0, target, batch).finish()
     copy_streams = cupy.device.streams[1:]
     assert len(copy_streams) == 1 and copy_streams[0].ops  # the copies went there
     assert [len(spares) for spares in ahead._spares.values()] == [1]
@@ -86,8 +85,8 @@ def test_a_dropped_copy_frees_its_spare_and_leaves_the_target_alone(cupy):
     ahead = CopyAhead(PinnedRing())
     target = cupy.empty((8, 3), np.float32)
     first, second = _batches(2, shape=(8, 3))
-    ahead.start(cupy, cupy.cuda.Device(0), target, first).drop()
-    ticket = ahead.start(cupy, cupy.cuda.Device(0), target, second)
+    ahead.start(cupy, 0, target, first).drop()
+    ticket = ahead.start(cupy, 0, target, second)
     assert [len(spares) for spares in ahead._spares.values()] == [1]  # the dropped one, again
     ticket.finish()
     cupy.device.run_everything()
@@ -100,9 +99,7 @@ def test_copies_started_together_take_a_spare_each(cupy):
     ahead = CopyAhead(PinnedRing())
     targets = [cupy.empty((8, 3), np.float32) for _ in range(3)]
     batches = _batches(3, shape=(8, 3))
-    tickets = [
-        ahead.start(cupy, cupy.cuda.Device(0), t, b) for t, b in zip(targets, batches, strict=True)
-    ]
+    tickets = [ahead.start(cupy, 0, t, b) for t, b in zip(targets, batches, strict=True)]
     for ticket in reversed(tickets):
         ticket.finish()
     cupy.device.run_everything()
@@ -115,10 +112,10 @@ def test_copies_started_together_take_a_spare_each(cupy):
 def test_empty_and_oversized_copies_are_left_to_the_caller(cupy):
     ahead = CopyAhead(PinnedRing())
     empty = np.zeros((0, 4), np.float32)
-    assert ahead.start(cupy, None, cupy.empty(empty.shape, empty.dtype), empty) is None
+    assert ahead.start(cupy, 0, cupy.empty(empty.shape, empty.dtype), empty) is None
     rows = MAX_STAGED_BYTES // (4 * 1024) + 1
     large = np.broadcast_to(np.float32(1), (rows, 1024))  # over the limit, no memory used
-    assert ahead.start(cupy, None, cupy.empty((1, 1), np.float32), large) is None
+    assert ahead.start(cupy, 0, cupy.empty((1, 1), np.float32), large) is None
 
 
 def test_the_backend_converts_dtypes_and_refuses_what_it_cannot_stage(cupy):

@@ -2,11 +2,12 @@
 
 ``FakeCupy`` (fake_streams.py) models what the ring relies on:
 ``ndarray.set(view, stream)`` only queues the copy, which reads the pinned
-view when the device gets to it (never sooner); an event completes when the device has run everything queued
-before it; ``Event.synchronize`` makes the host wait for that. So a region of
-the ring written again before its copy ran would land the wrong values, and
-every wait of the host is counted: copies must not wait while the ring has
-room, and must wait only for the copies whose memory they reuse.
+view when the device gets to it (never sooner); an event completes when the
+device has run everything queued before it; ``Event.synchronize`` makes the
+host wait for that. So a region of the ring written again before its copy ran
+would land the wrong values, and every wait of the host is counted: copies
+must not wait while the ring has room, and must wait only for the copies
+whose memory they reuse.
 """
 
 import numpy as np
