@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import rebind as mx
+from rebind.optimizer.rules import _PIECE
 
-SHAPE = (300, 517)  # more than two pieces of 2**16 elements, and not a multiple of one
+SHAPE = (2 * _PIECE // 517 + 1, 517)  # more than two pieces, and not a multiple of one
 
 
 def _arrays(dtype=np.float32):
