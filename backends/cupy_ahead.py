@@ -7,8 +7,9 @@ that runs the kernels it would wait behind them. So the copy goes, through
 the pinned ring (``cupy_staging``), into a spare device array on a
 non-blocking copy stream, and its end is marked by the spare's ``ready``
 event. When the batch's forward comes, ``finish`` makes the current stream
-wait for that event and copies device to device into the input (16 MiB in
-about 10 µs on an H100), then marks the spare's ``consumed`` event. The next
+wait for that event and copies device to device into the input (at the
+device's memory bandwidth, far faster than the transfer), then marks the
+spare's ``consumed`` event. The next
 copy into that spare waits, on the copy stream, for ``consumed``.
 
 Nothing here waits on the host, except the pinned ring when it must reuse
@@ -44,8 +45,9 @@ class Ticket:
     def finish(self):
         """Write the values into the target after the work queued on the current stream."""
         spare, cupy = self._spare, self._cupy
-        if not spare.taken:
+        if spare is None:
             raise RuntimeError("copy_ahead: this copy was already finished or dropped")
+        self._spare = None
         with cupy.cuda.Device(self._device_id):
             stream = cupy.cuda.get_current_stream()
             stream.wait_event(spare.ready)
@@ -56,8 +58,10 @@ class Ticket:
         spare.taken = False
 
     def drop(self):
-        """Give the spare back; a later copy into it queues behind this one."""
-        self._spare.taken = False
+        """Give the spare back (once); a later copy into it queues behind this one."""
+        if self._spare is not None:
+            self._spare.taken = False
+            self._spare = None
 
 
 class CopyAhead:

@@ -95,6 +95,23 @@ def test_a_dropped_copy_frees_its_spare_and_leaves_the_target_alone(cupy):
         ticket.finish()
 
 
+def test_a_ticket_gives_its_spare_back_once(cupy):
+    ahead = CopyAhead(PinnedRing())
+    target, other = cupy.empty((8, 3), np.float32), cupy.empty((8, 3), np.float32)
+    first, second = _batches(2, shape=(8, 3))
+    stale = ahead.start(cupy, 0, target, first)
+    stale.drop()
+    pending = ahead.start(cupy, 0, target, second)  # the same spare, taken again
+    stale.drop()  # must not free the spare the pending copy holds
+    third = ahead.start(cupy, 0, other, first)
+    assert [len(spares) for spares in ahead._spares.values()] == [2]
+    pending.finish()
+    third.finish()
+    cupy.device.run_everything()
+    np.testing.assert_array_equal(target.storage, second)
+    np.testing.assert_array_equal(other.storage, first)
+
+
 def test_copies_started_together_take_a_spare_each(cupy):
     ahead = CopyAhead(PinnedRing())
     targets = [cupy.empty((8, 3), np.float32) for _ in range(3)]
