@@ -152,18 +152,17 @@ class CupyBackend(Backend):
         that stages copies to the device; ``device_free``/``device_total``: what
         CUDA reports for the whole device (other processes included).
         """
-        self.check_device(device_id)
+        free, total = self.memory_info(device_id)  # checks the device
         with self.device(device_id):
             pool = self.xp.get_default_memory_pool()
             used, held = int(pool.used_bytes()), int(pool.total_bytes())
-            free, total = self.xp.cuda.runtime.memGetInfo()
         staging = self._stagings.get(device_id)
         return {
             "pool_used": used,
             "pool_held": held,
             "pinned_staging": 0 if staging is None else staging.capacity,
-            "device_free": int(free),
-            "device_total": int(total),
+            "device_free": free,
+            "device_total": total,
         }
 
     def compute_capability(self, device_id):

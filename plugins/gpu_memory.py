@@ -24,11 +24,12 @@ _MIB, _GIB = 2**20, 2**30
 
 
 def fit_memory_lines(module):
-    """The report's lines for each device context the module trains on (none on the CPU)."""
+    """The report's lines for each device context the module trains on (none on the CPU).
+
+    A host backend's ``memory_report`` is None, so host contexts give no line.
+    """
     lines = []
     for ctx in _contexts(module):
-        if ctx.device_type in ("cpu", "cpu_pinned", "cpu_shared"):
-            continue
         report = backend_for(ctx.device_type).memory_report(ctx.device_id)
         if report is not None:
             lines.append(_line(ctx, report))

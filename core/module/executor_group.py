@@ -286,14 +286,18 @@ class DataParallelExecutorGroup:
             is_train = self.for_training
         single = self._single
         if single is not None and not isinstance(data_batch, list):
-            ahead = self._ahead
+            ahead, self._ahead = self._ahead, None
+            if ahead is not None and ahead.batch is not data_batch:
+                ahead.drop()  # started for another batch
+                ahead = None
+            # through the copies started for this batch (copy_ahead), if any
+            load = copy_batch_part if ahead is None else ahead.load
+            load(data_of(data_batch), self._data_targets)
+            labels = label_of(data_batch)
+            if self.label_arrays and labels:
+                load(self._kept_labels(labels), self._label_targets)
             if ahead is not None:
-                self._load_ahead(ahead, data_batch)
-            else:
-                copy_batch_part(data_of(data_batch), self._data_targets)
-                labels = label_of(data_batch)
-                if self.label_arrays and labels:
-                    copy_batch_part(self._kept_labels(labels), self._label_targets)
+                ahead.drop()  # those this batch did not use
             single.forward(is_train=is_train)
             return
         self._load(data_batch, "data", self.data_arrays, self.data_layouts)
@@ -301,18 +305,6 @@ class DataParallelExecutorGroup:
             self._load(data_batch, "label", self.label_arrays, self._label_layouts_used)
         for executor in self.execs:
             executor.forward(is_train=is_train)
-
-    def _load_ahead(self, ahead, data_batch):
-        """Load a batch on the one context, through the copies started for it, if it is theirs."""
-        self._ahead = None
-        if ahead.batch is not data_batch:
-            ahead.drop()
-            ahead = AheadCopies(data_batch, [])
-        ahead.load(data_of(data_batch), self._data_targets)
-        labels = label_of(data_batch)
-        if self.label_arrays and labels:
-            ahead.load(self._kept_labels(labels), self._label_targets)
-        ahead.drop()
 
     def _load(self, data_batch, part, targets, axes):
         if isinstance(data_batch, list):  # already sliced: one DataBatch per context

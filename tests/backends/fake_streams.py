@@ -74,7 +74,7 @@ class Array:
     def __init__(self, device, shape, dtype):
         self.device = device
         self.storage = np.full(shape, -1, dtype)
-        self.shape, self.dtype, self.nbytes = self.storage.shape, self.storage.dtype, 0
+        self.shape, self.dtype = self.storage.shape, self.storage.dtype
         self.nbytes = self.storage.nbytes
         self.flags = SimpleNamespace(c_contiguous=True)
 
