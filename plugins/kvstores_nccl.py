@@ -176,13 +176,14 @@ class NCCLKVStore(DistSyncKVStore):
     def _nccl_communicator(self):
         """The NCCL communicator, made on first use from rank 0's unique id (sent over MPI)."""
         if self._communicator is None:
-            unique_id = b""
+            message = b""
             if self.rank == 0:
-                unique_id = np.asarray(self._nccl.get_unique_id(), np.int16).tobytes()
-            unique_id = self._comm.bcast_bytes(unique_id, "nccl: sending the unique id")
+                message = pack_unique_id(self._nccl.get_unique_id())
+            message = self._comm.bcast_bytes(message, "nccl: sending the unique id")
             self._comm.barrier("nccl: every worker ready to join")
-            id_tuple = tuple(int(v) for v in np.frombuffer(unique_id, np.int16))
-            self._communicator = self._nccl.NcclCommunicator(self.num_workers, id_tuple, self.rank)
+            self._communicator = self._nccl.NcclCommunicator(
+                self.num_workers, unpack_unique_id(message), self.rank
+            )
         return self._communicator
 
     def _wait(self, comm, stream, what):
@@ -229,3 +230,24 @@ def _flat(values):
 @hookimpl
 def rebind_add_kvstores(registry):
     registry.add("nccl", NCCLKVStore)
+
+
+def pack_unique_id(unique_id):
+    """Bytes for MPI of NCCL's unique id as CuPy gives it: bytes (CuPy 14) or a tuple of ints.
+
+    The first byte says which, so that every rank hands ``NcclCommunicator`` the
+    same type rank 0 got (older CuPy takes the 128 signed chars as a tuple).
+    """
+    if isinstance(unique_id, (bytes, bytearray)):
+        return b"b" + bytes(unique_id)
+    return b"t" + np.asarray(unique_id, np.int16).tobytes()
+
+
+def unpack_unique_id(message):
+    """The unique id that ``pack_unique_id`` packed."""
+    kind, body = message[:1], message[1:]
+    if kind == b"b":
+        return body
+    if kind == b"t":
+        return tuple(int(v) for v in np.frombuffer(body, np.int16))
+    raise DistributedError(f"nccl: a unique id message of unknown kind {kind!r}")

@@ -37,6 +37,10 @@ def match_at(candidate, plan, producers, readers, make_match):
     split_h = _split3(producers, mul_rh.inputs[1], 2)
     if reset is None or reset.params.act_type != "sigmoid" or split_h is None:
         return None
+    # rows of (N, 3H) projections, as the fused GPU kernel takes them (a convolutional
+    # GRU's (N, 3H, H, W) keeps its plain steps, as the LSTM's matcher does)
+    if any(_ndim(plan, split.inputs[0]) != 2 for split in (split_i, split_h)):
+        return None
     add_r = made_by(reset.inputs[0], "elemwise_add")
     if add_r is None or add_r.inputs != [split_i.outputs[0], split_h.outputs[0]]:
         return None
@@ -50,6 +54,11 @@ def match_at(candidate, plan, producers, readers, make_match):
         return None
     h_prev = mul_b.inputs[1]
     return make_match(steps, (split_i.inputs[0], split_h.inputs[0], h_prev), (out.outputs[0],))
+
+
+def _ndim(plan, slot):
+    shape = plan.slot_shapes[slot]
+    return None if shape is None else len(shape)
 
 
 def _split3(producers, slot, index):

@@ -149,7 +149,8 @@ def _arange_forward(ctx, p, inputs, aux):
     # start + i * step in the output dtype, as MXNet's kernel computes it
     dtype = np.dtype(p.dtype)
     # casts wrap as C's do (MXNet: arange(50, -50, -2, dtype='uint8') steps by 254)
-    step, begin = (np.asarray(v).astype(dtype) for v in (p.step, start))
+    # (NumPy scalars: CuPy takes those, not NumPy arrays, beside its own)
+    step, begin = (np.asarray(v).astype(dtype)[()] for v in (p.step, start))
     out = index.astype(dtype) * step + begin
     return [out.astype(dtype, copy=False)], None
 

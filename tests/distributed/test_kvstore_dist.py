@@ -137,3 +137,24 @@ def test_nccl_without_cupy_names_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)
     with pytest.raises(RuntimeError, match=r"kvstore 'nccl' needs CuPy with NCCL"):
         mx.kv.create("nccl")
+
+
+@pytest.mark.parametrize(
+    "unique_id",
+    [bytes(range(256))[:128], tuple(range(-64, 64))],
+    ids=["bytes (CuPy 14)", "tuple of ints (older CuPy)"],
+)
+def test_nccl_unique_id_reaches_every_rank_as_rank_0_got_it(unique_id):
+    from rebind.plugins.kvstores_nccl import pack_unique_id, unpack_unique_id
+
+    message = pack_unique_id(unique_id)
+    assert isinstance(message, bytes)
+    received = unpack_unique_id(message)
+    assert type(received) is type(unique_id) and received == unique_id
+
+
+def test_nccl_unique_id_of_an_unknown_kind_is_refused():
+    from rebind.plugins.kvstores_nccl import unpack_unique_id
+
+    with pytest.raises(mpi_comm.DistributedError, match="unknown kind"):
+        unpack_unique_id(b"x1234")

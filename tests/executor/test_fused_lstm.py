@@ -138,3 +138,13 @@ def test_gru_begin_state_that_learns_gets_its_gradient(ctx, monkeypatch):
     for name in ("begin0", "begin1"):
         assert np.any(grads[name] != 0)
         _assert_same(grads[name], plain_grads[name], ctx, f"gradient of {name}")
+
+
+@pytest.mark.parametrize("cell", [mx.rnn.ConvLSTMCell, mx.rnn.ConvGRUCell], ids=["lstm", "gru"])
+def test_convolutional_cells_keep_their_plain_steps(ctx, cell):
+    """The fused kernels take rows of (N, gates * H); a (N, gates * H, H, W) cell is not fused."""
+    conv = cell((2, 3, 4, 5), 6, prefix="c_", activation="tanh")
+    outputs, _ = conv.unroll(2, mx.sym.Variable("data"), merge_outputs=False)
+    executor = mx.sym.Group(outputs).simple_bind(ctx, data=(2, 2, 3, 4, 5))
+    kind = "lstm" if cell is mx.rnn.ConvLSTMCell else "gru"
+    assert _fused(executor, kind) == []

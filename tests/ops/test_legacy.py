@@ -222,7 +222,8 @@ def test_batchnorm_v1_fix_gamma_writes_one_in_forward(ctx):
     inputs, aux = _bn_inputs((3, 3, 2))
     op = opdef("BatchNorm_v1")
     device = [_dev(ctx, a.copy()) for a in inputs]
-    op.forward(OpContext(False, ctx.backend, ctx.device_id), op.parse({}), device, aux)
+    device_aux = [_dev(ctx, a.copy()) for a in aux]
+    op.forward(OpContext(False, ctx.backend, ctx.device_id), op.parse({}), device, device_aux)
     np.testing.assert_array_equal(_host(ctx, device[1]), np.ones(3))
 
 

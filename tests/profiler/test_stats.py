@@ -59,7 +59,9 @@ def test_json_holds_the_same_statistics(profiled_mlp, mxnet_facts):
     assert {k: v["Count"] for k, v in operators.items()} == mxnet_facts["operator_counts"]
     table = {r[0]: r for r in _rows(profiler.dumps(), "operator")}
     for name, stat in operators.items():
-        assert stat["Total"] == pytest.approx(float(table[name][2]), abs=1e-4)
+        # the JSON keeps 4 significant digits (as MXNet's), the table 4 decimals: a GPU's
+        # slower first calls take over 1 ms, where the 4th digit is 1e-3
+        assert stat["Total"] == pytest.approx(float(table[name][2]), rel=5e-4, abs=1e-4)
 
 
 @pytest.mark.parametrize(
