@@ -6,6 +6,8 @@ nothing and get a clear error only when they ask for ``gpu(i)``.
 """
 
 import importlib
+import math
+import weakref
 
 import attrs
 import numpy as np
@@ -17,6 +19,10 @@ from .cupy_ahead import CopyAhead
 from .cupy_staging import PinnedRing
 
 __all__ = ["CupyBackend"]
+
+# page-locked host memory host_zeros gives at most, live (more is pageable: pinning
+# takes the memory from the system for good while it lives)
+PINNED_HOST_LIMIT = 4 << 30
 
 INSTALL_HINT = (
     "pip install 'rebind[gpu]' (CuPy for CUDA 12) or 'rebind[gpu-cuda13]' (CuPy for CUDA 13)"
@@ -33,6 +39,7 @@ class CupyBackend(Backend):
     _stagings: dict = attrs.field(factory=dict, init=False, repr=False)
     _aheads: dict = attrs.field(factory=dict, init=False, repr=False)
     _import_error: object = attrs.field(default=None, init=False, repr=False)
+    _pinned_host_bytes: int = attrs.field(default=0, init=False, repr=False)
 
     def _cupy(self):
         if self._module is None and self._import_error is None:
@@ -102,6 +109,40 @@ class CupyBackend(Backend):
             whole = self.xp.empty(target.shape, dtype=target.dtype)
             staging.copy(self.xp, whole, host)
             target[...] = whole
+
+    def copy_to_host(self, source, out):
+        """Device -> host straight into ``out`` where the layouts match (no host array between).
+
+        ``ndarray.get(out=)`` waits for the queued work, then copies; into
+        page-locked memory (``host_zeros``) at the bus's speed.
+        """
+        if (
+            out.dtype == source.dtype
+            and out.shape == source.shape
+            and out.flags.c_contiguous
+            and out.flags.writeable
+            and source.flags.c_contiguous
+        ):
+            source.get(out=out)
+            return
+        out[...] = self.to_host(source)
+
+    def host_zeros(self, shape, dtype):
+        """Zeros in page-locked host memory, up to ``PINNED_HOST_LIMIT`` bytes live in all."""
+        dtype = np.dtype(dtype)
+        count = math.prod(shape)
+        nbytes = count * dtype.itemsize
+        if not nbytes or self._pinned_host_bytes + nbytes > PINNED_HOST_LIMIT:
+            return np.zeros(shape, dtype=dtype)
+        memory = self.xp.cuda.alloc_pinned_memory(nbytes)
+        array = np.frombuffer(memory, dtype=dtype, count=count).reshape(shape)
+        array.fill(0)  # the pinned pool hands memory back out as it was left
+        self._pinned_host_bytes += nbytes
+        weakref.finalize(array, self._unpin, nbytes)
+        return array
+
+    def _unpin(self, nbytes):
+        self._pinned_host_bytes -= nbytes
 
     def copy_ahead(self, target, host, device_id):
         """Start the copy on the device's copy stream (``cupy_ahead``); None if it does not fit.

@@ -21,6 +21,8 @@ results can differ from the CPU's in the last bit.
 Kernels are compiled on first use; importing this module does not import CuPy.
 """
 
+import numpy as np
+
 __all__ = ["adam_step", "fusable", "is_cupy_array", "ordered_scatter_add", "sgd_step"]
 
 _KERNELS = {}
@@ -78,12 +80,24 @@ def ordered_scatter_add(cupy, target, rows, values):
     _segment_add(cupy)(values, order, sorted_rows, n, width, target, size=n * width)
 
 
+# the CuPy array types seen (cupy.ndarray and its subclasses): a set lookup per call
+# instead of reading the type's module name
+_CUPY_TYPES = set()
+
+
 def is_cupy_array(array):
     """Whether ``array`` is a CuPy array (checked without importing CuPy)."""
-    return type(array).__module__.startswith("cupy")
+    kind = type(array)
+    if kind in _CUPY_TYPES:
+        return True
+    if kind.__module__.startswith("cupy"):
+        _CUPY_TYPES.add(kind)
+        return True
+    return False
 
 
-_FUSED_DTYPES = ("float32", "float64")
+# dtype objects, not names: ``dtype.name`` is computed in Python at every read
+_FUSED_DTYPES = frozenset(np.dtype(name) for name in ("float32", "float64"))
 
 
 def fusable(*arrays, same_shape=False, contiguous=False):
@@ -92,22 +106,29 @@ def fusable(*arrays, same_shape=False, contiguous=False):
     None entries (an absent state) are skipped; ``same_shape`` and
     ``contiguous`` ask for one shape and C-contiguous memory too. Anything
     else (float16, NumPy arrays, mixed dtypes) runs the array operations.
+    Called for most operators of a GPU step, so written for speed.
     """
-    for first in arrays:  # the first array given; on the CPU the answer comes here
-        if first is not None:
+    first = None
+    for array in arrays:  # the first array given; on the CPU the answer comes here
+        if array is not None:
+            first = array
             break
-    else:
+    if first is None or not (type(first) in _CUPY_TYPES or is_cupy_array(first)):
         return False
-    if not type(first).__module__.startswith("cupy") or first.dtype.name not in _FUSED_DTYPES:
+    dtype = first.dtype
+    if dtype not in _FUSED_DTYPES:
         return False
-    return all(
-        is_cupy_array(a)
-        and a.dtype == first.dtype
-        and (not same_shape or a.shape == first.shape)
-        and (not contiguous or a.flags.c_contiguous)
-        for a in arrays
-        if a is not None
-    )
+    shape = first.shape
+    for array in arrays:
+        if array is None or array is first:
+            continue
+        if not (type(array) in _CUPY_TYPES or is_cupy_array(array)) or array.dtype != dtype:
+            return False
+        if same_shape and array.shape != shape:
+            return False
+    if contiguous:
+        return all(a.flags.c_contiguous for a in arrays if a is not None)
+    return True
 
 
 def _kernel(cupy, name, in_params, out_params, body):

@@ -29,8 +29,11 @@ import numpy as np  # noqa: E402
 import rebind as mx  # noqa: E402
 
 
-def fit(model, device, size, batches, epochs):
-    """Train 1 + ``epochs`` epochs with Module.fit; the JSON-ready result."""
+def fit(model, device, size, batches, epochs, on_epoch_end=None):
+    """Train 1 + ``epochs`` epochs with Module.fit; the JSON-ready result.
+
+    ``on_epoch_end(epoch)``, if given, runs after each epoch's time stamp (the profiler's).
+    """
     batch = models.BATCH[model]
     context = mx.gpu(0) if device == "gpu" else mx.cpu()
     data, labels = models.dataset(model, batches, size)
@@ -44,6 +47,12 @@ def fit(model, device, size, batches, epochs):
     )
     metric = mx.metric.Accuracy()
     stamps = []
+
+    def epoch_end(epoch, *args):
+        stamps.append(time.perf_counter())
+        if on_epoch_end is not None:
+            on_epoch_end(epoch)
+
     started = time.perf_counter()
     module.fit(
         train,
@@ -52,7 +61,7 @@ def fit(model, device, size, batches, epochs):
         optimizer="sgd",
         optimizer_params=models.optimizer_params(model),
         arg_params={name: mx.nd.array(value) for name, value in params.items()},
-        epoch_end_callback=lambda *args: stamps.append(time.perf_counter()),
+        epoch_end_callback=epoch_end,
         num_epoch=1 + epochs,
     )
     arg_params, _ = module.get_params()

@@ -93,6 +93,22 @@ class Backend:
         """
         target[...] = host
 
+    def copy_to_host(self, source, out):
+        """Write this backend's array ``source`` into the NumPy array ``out`` (same shape).
+
+        A device backend may copy straight into ``out`` (see the CuPy backend).
+        """
+        out[...] = self.to_host(source)
+
+    def host_zeros(self, shape, dtype):
+        """A NumPy array of zeros that copies to and from this backend's devices fast.
+
+        Host memory as usual here; a GPU backend gives page-locked memory, which the
+        device reads and writes at the bus's speed (the module's host copies of its
+        parameters, refreshed each epoch, live in it).
+        """
+        return np.zeros(shape, dtype=dtype)
+
     def copy_ahead(self, target, host, device_id):
         """Start copying the NumPy array ``host`` for ``target`` before ``target`` may change.
 

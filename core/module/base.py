@@ -378,6 +378,15 @@ class BaseModule:
                 stacklevel=2,
             )
 
+    def _devices_may_differ(self):
+        """Whether the devices may hold different parameter values after an epoch (rebind).
+
+        ``fit`` makes them one again at each epoch's end with ``set_params(get_params())``,
+        as MXNet's does; where this says False (one device) that round trip would write
+        back the values just read, and is skipped. Modules that do not know say True.
+        """
+        return True
+
     def _copy_ahead(self, data_batch):
         """fit's next batch: start its device copies while this one's work runs (rebind).
 

@@ -250,6 +250,10 @@ class BucketingModule(SwitchingModule):
         self._curr_module.prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
         self.switch_bucket(original, None, None)
 
+    def _devices_may_differ(self):
+        module = self._curr_module
+        return module is None or module._devices_may_differ()
+
     def _copy_ahead(self, data_batch):
         # the batch's bucket is bound by now (prepare); its Module loads it at forward
         module = self._buckets.get(self._key_of(data_batch))

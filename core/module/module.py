@@ -15,7 +15,7 @@ from ..context import Context, cpu
 from ..errors import LifecycleError
 from ..io import DataDesc
 from ..model import load_checkpoint, save_checkpoint
-from ..ndarray import zeros
+from ..ndarray import NDArray
 from .base import BaseModule
 from .batch_fields import data_of, label_of, provide_data_of, provide_label_of
 from .executor_group import DataParallelExecutorGroup
@@ -233,12 +233,20 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         elif self.params_initialized:
             group.set_params(self._arg_params, self._aux_params)
         else:
+            # in memory the first context's backend copies to and from fast (pinned for a
+            # GPU): get_params refreshes them at every epoch's end of fit
+            backend = self._context[0].backend
+            host = cpu()
+
+            def host_zeros(block):
+                return NDArray(backend.host_zeros(block[0].shape, block[0].dtype), host)
+
             self._arg_params = {
-                name: zeros(block[0].shape, dtype=block[0].dtype)
+                name: host_zeros(block)
                 for name, block in zip(group.param_names, group.param_arrays, strict=True)
             }
             self._aux_params = {
-                name: zeros(block[0].shape, dtype=block[0].dtype)
+                name: host_zeros(block)
                 for name, block in zip(group.aux_names, group.aux_arrays, strict=True)
             }
 
@@ -268,6 +276,9 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         """Nothing to prepare for a dense Module, once it is bound."""
         self._lifecycle.require("bound_only", "prepare")
         super().prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
+
+    def _devices_may_differ(self):
+        return len(self._context) > 1
 
     def _copy_ahead(self, data_batch):
         group = self._exec_group

@@ -131,6 +131,8 @@ class NDArray:
                 )
             if other._ctx == self._ctx or other._ctx.backend.owns(self._data):
                 other._data[...] = _move(self, other._ctx)
+            elif isinstance(other._data, np.ndarray):  # to the host: straight into its array
+                self._ctx.backend.copy_to_host(self._data, other._data)
             else:  # from another backend: through the host, staged by the target's backend
                 host = self._ctx.backend.to_host(self._data)
                 other._ctx.backend.copy_from_host(other._data, host, other._ctx.device_id)

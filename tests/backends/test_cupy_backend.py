@@ -130,3 +130,64 @@ def test_host_to_device_copies_stage_through_pinned_memory():
     big = np.arange(3 << 20, dtype=np.float32)  # 12 MiB: the ring grows to 64 MiB
     np.testing.assert_array_equal(mx.nd.array(big, ctx=mx.gpu(0)).asnumpy(), big)
     assert backend._stagings[0].capacity == 1 << 26
+
+
+def _is_pinned(cupy, array):
+    attributes = cupy.cuda.runtime.pointerGetAttributes(array.ctypes.data)
+    kind = getattr(attributes, "type", getattr(attributes, "memoryType", None))
+    return kind == cupy.cuda.runtime.memoryTypeHost
+
+
+@pytest.mark.gpu
+def test_device_to_host_copies_land_in_the_host_array():
+    """copyto a host NDArray writes its NumPy array in place, contiguous or not."""
+    _cupy_or_skip()
+    values = np.arange(24, dtype=np.float32).reshape(4, 6)
+    device = mx.nd.array(values, ctx=mx.gpu(0))
+    target = mx.nd.zeros((4, 6))
+    memory = target.data
+    device.copyto(target)
+    assert target.data is memory
+    np.testing.assert_array_equal(memory, values)
+    as_float64 = mx.nd.zeros((4, 6), dtype="float64")
+    device.copyto(as_float64)  # another dtype: through a host copy
+    np.testing.assert_array_equal(as_float64.asnumpy(), values)
+
+
+@pytest.mark.gpu
+def test_host_zeros_are_pinned_and_counted_while_they_live():
+    backend = _cupy_or_skip()
+    cupy = backend.xp
+    before = backend._pinned_host_bytes
+    array = backend.host_zeros((256, 256), np.float32)
+    assert array.shape == (256, 256) and array.dtype == np.float32 and not array.any()
+    assert _is_pinned(cupy, array)
+    assert backend._pinned_host_bytes == before + array.nbytes
+    del array
+    import gc
+
+    gc.collect()
+    assert backend._pinned_host_bytes == before
+
+
+@pytest.mark.gpu
+def test_a_gpu_modules_host_parameters_are_pinned_and_refreshed_in_place():
+    backend = _cupy_or_skip()
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    net = mx.sym.SoftmaxOutput(net, name="softmax")
+    mod = mx.mod.Module(net, context=mx.gpu(0))
+    mod.bind([("data", (8, 5))], [("softmax_label", (8,))])
+    mod.init_params(mx.init.Uniform(0.5))
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.5})
+    arg_params, _ = mod.get_params()
+    memory = {name: array.data for name, array in arg_params.items()}
+    assert all(_is_pinned(backend.xp, host) for host in memory.values())
+    batch = mx.io.DataBatch([mx.nd.ones((8, 5))], [mx.nd.zeros((8,))])
+    mod.forward_backward(batch)
+    mod.update()
+    refreshed, _ = mod.get_params()
+    for name, array in refreshed.items():
+        assert array.data is memory[name]
+        device = mod._exec_group.param_arrays[mod._exec_group.param_names.index(name)][0]
+        np.testing.assert_array_equal(array.asnumpy(), device.asnumpy())
