@@ -8,6 +8,7 @@ shape rule and are not registered.
 import attrs
 import numpy as np
 
+from rebind.backends import cupy_gemm as gemm
 from rebind.backends import cupy_nn_kernels
 from rebind.backends.cupy_kernels import fusable
 
@@ -54,7 +55,7 @@ def _batched_forward(ctx, p, inputs, aux):
         data, rest, axis = inputs[0], inputs[1:], p.split_axis
     weight = rest[0]
     flat = data.reshape(-1, data.shape[-1])
-    out = xp.matmul(flat, weight.T)
+    out = gemm.matmul(xp, flat, weight.T)
     if not p.no_bias:
         out += rest[1]
     out = out.reshape(*data.shape[:-1], p.num_hidden)
@@ -70,13 +71,13 @@ def _batched_backward(ctx, p, saved, out_grads, need_grad):
     n_data = p.count if p.split_axis is None else 1
     grads = [None] * (n_data + (1 if p.no_bias else 2))
     if any(need_grad[:n_data]):
-        data_grad = xp.matmul(grad, weight).reshape(shape)
+        data_grad = gemm.matmul(xp, grad, weight).reshape(shape)
         if p.split_axis is None:
             grads[:n_data] = [data_grad[t] if need_grad[t] else None for t in range(n_data)]
         else:
             grads[0] = data_grad
     if need_grad[n_data]:
-        grads[n_data] = xp.matmul(grad.T, flat)
+        grads[n_data] = gemm.matmul(xp, grad.T, flat)
     if not p.no_bias and need_grad[n_data + 1]:
         grads[n_data + 1] = grad.sum(axis=0)
     return grads

@@ -11,6 +11,7 @@ import math
 import attrs
 import numpy
 
+from rebind.backends import cupy_gemm as gemm
 from rebind.backends.cupy_kernels import fusable
 
 from .base import OpDef, merge_shape, mismatch
@@ -180,7 +181,7 @@ def _conv_forward(ctx, p, inputs, aux):
     xt = to_work(xp, data.astype(work, copy=False), batch_last)
     cols = im2col(xp, xt, window, batch_last)
     w = weight.astype(work, copy=False).reshape(groups, p.num_filter // groups, -1)
-    out = xp.matmul(w, cols.reshape(groups, -1, cols.shape[1])).reshape(p.num_filter, -1)
+    out = gemm.matmul(xp, w, cols.reshape(groups, -1, cols.shape[1])).reshape(p.num_filter, -1)
     if not p.no_bias:
         out += inputs[2].astype(work, copy=False)[:, None]
     batch = data.shape[0]
@@ -206,7 +207,7 @@ def _filter_gradient(xp, grad, cols):
     """
     if xp is numpy and grad.shape[1] < cols.shape[1]:
         return xp.matmul(cols, grad.transpose(0, 2, 1)).transpose(0, 2, 1)
-    return xp.matmul(grad, cols.transpose(0, 2, 1))
+    return gemm.matmul(xp, grad, cols.transpose(0, 2, 1))
 
 
 def _kernel_major(w, channels):
@@ -242,7 +243,7 @@ def _conv_backward(ctx, p, saved, out_grads, need_grad):
         # channel), so each offset's rows of the product are one block for col2im
         kernel_major = groups == 1 and not window.pointwise and not fusable(grad)
         wt = _kernel_major(w, channels) if kernel_major else w
-        dcols = xp.matmul(wt.transpose(0, 2, 1), grad, out=spare)
+        dcols = gemm.matmul(xp, wt.transpose(0, 2, 1), grad, out=spare)
         dcols = dcols.reshape(-1, dcols.shape[-1])
         dx = col2im(xp, dcols, window, channels, batch, batch_last, kernel_major)
         dx = from_work(xp, dx, batch_last, view=ctx.batch_last_grad)

@@ -5,6 +5,7 @@ import math
 import attrs
 import numpy as np
 
+from rebind.backends import cupy_gemm as gemm
 from rebind.backends import cupy_nn_kernels
 from rebind.backends.cupy_kernels import fusable
 from rebind.backends.cupy_nn_kernels import FUSED_ACTIVATIONS
@@ -84,7 +85,7 @@ def _fc_forward(ctx, p, inputs, aux):
         ):
             out = xp.matmul(flat, weight.T, out=recycle.take((rows, hidden), flat.dtype))
         else:
-            out = xp.matmul(flat, weight.T)
+            out = gemm.matmul(xp, flat, weight.T)
     if not p.no_bias:
         out += inputs[2]
     if not p.flatten:
@@ -103,10 +104,10 @@ def _fc_backward(ctx, p, saved, out_grads, need_grad):
             # same layout, so the producer's element-wise backward runs on equal layouts
             grads[0] = xp.matmul(weight.T, grad.T).T.reshape(data_shape)
         else:
-            grads[0] = xp.matmul(grad, weight).reshape(data_shape)
+            grads[0] = gemm.matmul(xp, grad, weight).reshape(data_shape)
     terms = ctx.weight_grad_terms
     if need_grad[1]:
-        grads[1] = Terms(xp, terms, grad, flat) if terms else xp.matmul(grad.T, flat)
+        grads[1] = Terms(xp, terms, grad, flat) if terms else gemm.matmul(xp, grad.T, flat)
     if not p.no_bias and need_grad[2]:
         grads[2] = Terms(xp, terms, grad) if terms else grad.sum(axis=0)
     return grads
