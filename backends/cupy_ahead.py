@@ -10,7 +10,11 @@ event. When the batch's forward comes, ``finish`` makes the current stream
 wait for that event and copies device to device into the input (at the
 device's memory bandwidth, far faster than the transfer), then marks the
 spare's ``consumed`` event. The next
-copy into that spare waits, on the copy stream, for ``consumed``.
+copy into that spare waits, on the copy stream, for ``consumed``; a new spare's
+``consumed`` is recorded where it is allocated, since CuPy's pool may give it
+memory that kernels queued on the compute stream still write (the likely cause
+of a GPU fit through copies ahead that once, in three runs on an H200, trained
+differently from one without).
 
 Nothing here waits on the host, except the pinned ring when it must reuse
 a region whose copy has not run. One spare per (shape, dtype) is enough in
@@ -30,7 +34,12 @@ class _Spare:
     def __init__(self, cupy, shape, dtype):
         self.array = cupy.empty(shape, dtype=dtype)
         self.ready = _event(cupy)
-        self.consumed = None  # recorded after the first copy out of the spare
+        # CuPy's pool hands out memory freed on the current stream at once, while kernels
+        # queued there may still write it (a temporary of the step now running): the first
+        # copy into the spare, on the copy stream, waits for them as later copies wait for
+        # the copy out of it
+        self.consumed = _event(cupy)
+        self.consumed.record(cupy.cuda.get_current_stream())
         self.taken = False
 
 
@@ -52,8 +61,6 @@ class Ticket:
             stream = cupy.cuda.get_current_stream()
             stream.wait_event(spare.ready)
             cupy.copyto(self._target, spare.array)
-            if spare.consumed is None:
-                spare.consumed = _event(cupy)
             spare.consumed.record(stream)
         spare.taken = False
 
@@ -84,8 +91,7 @@ class CopyAhead:
             self._stream = cupy.cuda.Stream(non_blocking=True)
         spare = self._spare(cupy, target.shape, target.dtype)
         with self._stream:
-            if spare.consumed is not None:
-                self._stream.wait_event(spare.consumed)
+            self._stream.wait_event(spare.consumed)
             self._ring.copy(cupy, spare.array, host)
             spare.ready.record(self._stream)
         spare.taken = True

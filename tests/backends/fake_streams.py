@@ -128,8 +128,20 @@ class FakeCupy:
             Device=lambda _index=0: contextlib.nullcontext(),
         )
 
+    # what a kernel queued before an allocation writes into the memory it is given
+    STALE = -7.0
+
     def empty(self, shape, dtype):
-        return Array(self.device, shape, dtype)
+        """A new array; with ``recycled_memory``, memory a queued kernel still writes.
+
+        CuPy's pool hands out at once memory that Python freed on the current
+        stream while kernels queued there may still write it: safe for that
+        stream's own work, which runs after them, not for another stream's.
+        """
+        array = Array(self.device, shape, dtype)
+        if getattr(self, "recycled_memory", False):
+            self.device.current().queue(lambda: array.storage.fill(self.STALE))
+        return array
 
     def copyto(self, target, source):
         """A device-to-device copy on the current stream, reading ``source`` when it runs."""

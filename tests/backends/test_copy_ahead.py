@@ -71,6 +71,20 @@ def test_each_step_reads_its_own_batch_in_any_device_order(cupy, run_between):
     assert cupy.device.host_waits == host_waits_before + 1
 
 
+@pytest.mark.parametrize(
+    "run_between",
+    [lambda cupy: None, _copy_stream_eager, _compute_stream_eager],
+    ids=["device-lazy", "copy-stream-first", "compute-stream-first"],
+)
+def test_a_new_spare_waits_for_the_kernels_still_writing_its_memory(cupy, run_between):
+    """A spare's memory may come from the pool while queued kernels still write it."""
+    cupy.recycled_memory = True
+    batches = _batches(6)
+    seen = _fit_like(cupy, batches, run_between)
+    for values, batch in zip(seen, batches, strict=True):
+        np.testing.assert_array_equal(values, batch)
+
+
 def test_the_copy_runs_on_its_own_stream_and_one_spare_serves_the_loop(cupy):
     ahead = CopyAhead(PinnedRing())
     target = cupy.empty((8, 3), np.float32)
