@@ -15,6 +15,18 @@ Here one thread handles one row:
   the first NaN) equals the label, both as int32 (a float label truncated, as
   ``astype(int32)`` does), else 0; the caller sums them on the device.
 
+And one over columns:
+
+- ``column_sums``: the sum of each column of a (rows, columns) gradient, one
+  thread per column adding the rows in order (a FullyConnected's bias
+  gradient). CuPy's ``sum(axis=0)`` costs about 40 µs of host time a call
+  (measured on an H100 host, three calls a step of the MLP); a thread per
+  column walking down the rows reads a warp's columns side by side. The rows
+  are added one after another, as NumPy adds them along axis 0 of a
+  C-contiguous array, so values match the CPU's to float rounding of the
+  products. Only up to ``MAX_COLUMN_ROWS`` rows: a longer walk (a
+  convolution's bias over every pixel) stays with CuPy's reduction.
+
 Only rows up to ``MAX_WIDTH`` classes come here: a thread per row walks its
 row serially, which suits ten classes, not ten thousand (the LSTM LM's
 softmax stays with CuPy's reductions). Importing this module does not import
@@ -23,10 +35,20 @@ CuPy.
 
 from .cupy_kernels import _kernel
 
-__all__ = ["MAX_WIDTH", "correct_rows", "softmax_rows"]
+__all__ = ["MAX_COLUMN_ROWS", "MAX_WIDTH", "column_sums", "correct_rows", "softmax_rows"]
 
 # the most classes per row for these kernels
 MAX_WIDTH = 64
+# the most rows column_sums walks
+MAX_COLUMN_ROWS = 8192
+
+_COLUMN_SUM_BODY = """
+    T total = T(0);
+    for (long long r = 0; r < rows; ++r) {
+        total = total + x[r * width + i];
+    }
+    out = total;
+"""
 
 _SOFTMAX_BODY = """
     const long long first = i * width;
@@ -78,3 +100,14 @@ def correct_rows(cupy, pred, label):
         cupy, "rebind_correct_rows", "raw T pred, L label, int64 width", "int32 hit", _CORRECT_BODY
     )
     return kernel(pred, label.reshape(rows), width)
+
+
+def column_sums(cupy, x):
+    """The sums of the columns of the C-contiguous 2-D ``x`` (a new 1-D array)."""
+    rows, width = x.shape
+    kernel = _kernel(
+        cupy, "rebind_column_sums", "raw T x, int64 rows, int64 width", "T out", _COLUMN_SUM_BODY
+    )
+    out = cupy.empty(width, dtype=x.dtype)
+    kernel(x, rows, width, out)
+    return out

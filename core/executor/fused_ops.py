@@ -14,6 +14,7 @@ from rebind.backends.cupy_kernels import fusable
 
 from ..ops.base import OpDef
 from ..ops.loss import softmax_rows
+from ..ops.nn import bias_gradient
 
 __all__ = [
     "BATCHED_FULLY_CONNECTED",
@@ -79,7 +80,7 @@ def _batched_backward(ctx, p, saved, out_grads, need_grad):
     if need_grad[n_data]:
         grads[n_data] = gemm.matmul(xp, grad.T, flat)
     if not p.no_bias and need_grad[n_data + 1]:
-        grads[n_data + 1] = grad.sum(axis=0)
+        grads[n_data + 1] = bias_gradient(xp, grad)
     return grads
 
 

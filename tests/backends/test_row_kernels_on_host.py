@@ -80,3 +80,29 @@ def test_accuracy_takes_the_kernel_for_device_scores(host_cupy, monkeypatch):
     assert launched == [(50, 7)]
     assert gpu.get() == cpu.get() and gpu.get_global() == cpu.get_global()
     assert gpu.num_inst == 100
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, width", [(1, 5), (128, 10), (37, 1), (300, 70)])
+def test_column_sums_add_the_rows_in_numpys_order(host_cupy, dtype, rows, width):
+    grad = _scores(rows, width, seed=rows + width, dtype=dtype)
+    got = cupy_row_kernels.column_sums(host_cupy, grad)
+    assert got.shape == (width,) and got.dtype == dtype
+    expected = grad[0].copy()
+    for row in grad[1:]:  # the rows one after another, as NumPy's axis-0 sum of wide rows
+        expected += row
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_allclose(got, grad.sum(axis=0), rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_fully_connected_bias_gradient_takes_the_column_kernel_on_a_gpu(host_cupy, monkeypatch):
+    from rebind.ops import nn
+
+    grad = _scores(64, 12, seed=9)
+    monkeypatch.setattr(nn, "fusable", lambda *a, **k: True)  # as for CuPy arrays
+    np.testing.assert_array_equal(nn.bias_gradient(host_cupy, grad), grad.sum(axis=0))
+    monkeypatch.setattr(cupy_row_kernels, "MAX_COLUMN_ROWS", 63)  # a longer walk: CuPy's sum
+    monkeypatch.setattr(
+        cupy_row_kernels, "column_sums", lambda *a: pytest.fail("the kernel was taken")
+    )
+    np.testing.assert_array_equal(nn.bias_gradient(host_cupy, grad), grad.sum(axis=0))
