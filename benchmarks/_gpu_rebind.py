@@ -5,7 +5,8 @@
 (see ``_gpu_models``). The user's script: ``mx.mod.Module(symbol,
 context=mx.gpu(0))`` and ``Module.fit`` over an ``mx.io.NDArrayIter`` built
 from host NumPy arrays, ``eval_metric`` accuracy (every batch's outputs go to
-the metric, which reads them on the host: one synchronisation per batch),
+the metric, which counts on the device and keeps its sum there until read:
+no synchronisation per batch, see ``rebind.metric_sums``),
 ``kvstore='local'``, SGD with the model's learning rate, momentum and weight
 decay (``_gpu_models.optimizer_params``), the seeded starting parameters via
 ``arg_params=``. Throughput is samples/s of each epoch after the first (the
