@@ -21,7 +21,17 @@ the bias). The data gradient is computed at each step as before.
 The sums have the same terms in another order: values agree with the
 step-by-step sums to float rounding. A single term gives the step's own
 product, bit for bit.
+
+On a GPU the terms are kept by reference and joined once, by one
+concatenation, when their value is asked: copying each step's rows into the
+buffers took two launches a step and weight (about 140 a batch of the LSTM
+LM's two layers of 35 steps), each costing more host time than the device
+spends on it. The device keeps the steps' arrays alive meanwhile (a few
+hundred KiB for that network); nothing writes them after their step's
+backward: they are its output gradient and its forward input.
 """
+
+from rebind.backends.cupy_kernels import is_cupy_array
 
 __all__ = ["Terms", "join", "value"]
 
@@ -33,25 +43,36 @@ class Terms:
     join copies terms into buffers sized for ``count`` steps of as many rows.
     """
 
-    __slots__ = ("xp", "count", "received", "rows", "grads", "inputs", "buffered")
+    __slots__ = (
+        "xp", "count", "received", "rows", "capacity", "grads", "inputs", "buffered", "listed"
+    )  # fmt: skip
 
     def __init__(self, xp, count, grad, data=None):
         """One step's term: its 2-D output gradient and, for a weight, its 2-D input."""
         self.xp, self.count, self.received, self.rows = xp, count, 1, grad.shape[0]
+        self.capacity = count * self.rows  # rows of all ``count`` steps
         self.grads, self.inputs, self.buffered = grad, data, False
+        self.listed = None  # on a GPU: (grads, inputs) of the terms joined, by reference
 
     def accepts(self, other):
         """Whether ``other`` (one step's term) joins these: same kind, shapes and room."""
-        if other.buffered or other.count != self.count:
+        if other.buffered or other.listed is not None or other.count != self.count:
             return False
         pairs = ((self.grads, other.grads), (self.inputs, other.inputs))
         if not all(_alike(mine, theirs) for mine, theirs in pairs):
             return False
-        capacity = self.grads.shape[0] if self.buffered else self.count * self.rows
-        return self.rows + other.rows <= capacity
+        return self.rows + other.rows <= self.capacity
 
     def take(self, other):
-        """Copy ``other``'s term in (the buffers are made on the first join)."""
+        """Join ``other``'s term: copied into the buffers (made on the first join), or listed."""
+        if self.listed is not None or (not self.buffered and is_cupy_array(self.grads)):
+            if self.listed is None:
+                self.listed = ([self.grads], None if self.inputs is None else [self.inputs])
+            self.listed[0].append(other.grads)
+            if self.listed[1] is not None:
+                self.listed[1].append(other.inputs)
+            self.rows, self.received = self.rows + other.rows, self.received + 1
+            return
         if not self.buffered:
             self.grads, self.inputs = (self._buffer(a) for a in (self.grads, self.inputs))
             self.buffered = True
@@ -71,10 +92,16 @@ class Terms:
 
     def value(self):
         """The sum of the terms received (a new array)."""
-        grads = self.grads[: self.rows]
-        if self.inputs is None:
+        if self.listed is not None:
+            grads_list, inputs_list = self.listed
+            grads = self.xp.concatenate(grads_list)
+            inputs = None if inputs_list is None else self.xp.concatenate(inputs_list)
+        else:
+            grads = self.grads[: self.rows]
+            inputs = None if self.inputs is None else self.inputs[: self.rows]
+        if inputs is None:
             return grads.sum(axis=0)
-        return self.xp.matmul(grads.T, self.inputs[: self.rows])
+        return self.xp.matmul(grads.T, inputs)
 
 
 def value(grad):

@@ -4,8 +4,9 @@ The executor hands the terms of an unrolled projection's steps to
 ``add_gradient``; these tests check the terms themselves: a single term is
 the step's own product bit for bit, several are the sum of their products
 (to float rounding), all ``count`` arrived give a plain array at once, the
-steps' arrays are copied (a later change to them changes nothing), and terms
-that cannot join, or plain arrays, are summed as arrays.
+steps' arrays are copied on the CPU (a later change to them changes nothing)
+and kept by reference on a GPU (joined once, when read), and terms that
+cannot join, or plain arrays, are summed as arrays.
 """
 
 import numpy as np
@@ -82,3 +83,51 @@ def test_other_gradients_and_misfits_are_summed_as_arrays():
     expected = grads[0].T @ inputs[0] + wider[0].T @ inputs[0][:1].repeat(9, axis=0)
     _close(join(term, other), expected)
     assert join(plain, plain) is None
+
+
+class DeviceArray(np.ndarray):
+    """A NumPy array that ``is_cupy_array`` takes for a GPU array (its type's module)."""
+
+
+DeviceArray.__module__ = "cupy._core.fake"
+
+
+def test_device_terms_are_kept_by_reference_and_joined_once(monkeypatch):
+    grads, inputs = _steps(4)
+    device_grads = [g.view(DeviceArray) for g in grads]
+    device_inputs = [x.view(DeviceArray) for x in inputs]
+    joins = []
+    real_concatenate = np.concatenate
+
+    def concatenate(arrays):
+        joins.append(len(arrays))
+        return real_concatenate(arrays)
+
+    monkeypatch.setattr(np, "concatenate", concatenate)
+    partial = _summed(4, device_grads[:3], device_inputs[:3])
+    assert type(partial) is Terms and partial.received == 3 and not partial.buffered
+    assert all(a is b for a, b in zip(partial.listed[0], device_grads[:3], strict=True))
+    assert all(a is b for a, b in zip(partial.listed[1], device_inputs[:3], strict=True))
+    assert joins == []  # nothing copied while the terms arrive
+    total, _ = add_gradient(partial, True, Terms(np, 4, device_grads[3], device_inputs[3]))
+    assert joins == [4, 4]  # the four steps' gradients and inputs, once each
+    np.testing.assert_array_equal(
+        total, real_concatenate(grads).T @ real_concatenate(inputs)
+    )  # the same rows in the same order as the buffers would hold
+    _close(total, _products(grads, inputs))
+    bias = _summed(4, device_grads, [None] * 4)
+    np.testing.assert_array_equal(bias, real_concatenate(grads).sum(axis=0))
+
+
+def test_device_terms_read_early_and_misfits_still_sum():
+    grads, inputs = _steps(3)
+    device = [
+        (g.view(DeviceArray), x.view(DeviceArray)) for g, x in zip(grads, inputs, strict=True)
+    ]
+    partial = _summed(5, [g for g, _ in device], [x for _, x in device])  # 3 of 5 arrived
+    _close(value(partial), _products(grads, inputs))
+    wider, _ = _steps(1, rows=9)
+    other = Terms(np, 5, wider[0].view(DeviceArray), inputs[0][:1].repeat(9, axis=0))
+    assert partial.accepts(other)  # 3 x 5 rows joined, 9 more fit in the 25 of five steps
+    too_wide, _ = _steps(1, rows=11)
+    assert not partial.accepts(Terms(np, 5, too_wide[0], inputs[0][:1].repeat(11, axis=0)))
