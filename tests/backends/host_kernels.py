@@ -10,8 +10,10 @@ NumPy's (``argsort`` stable, as CuPy's is). So the kernels' indexing and
 arithmetic are checked on any machine with a compiler, against the CPU's
 kernels, before a GPU ever runs them.
 
-What it models of CuPy: ``raw`` parameters are pointers indexed by flat
-position (the callers pass C-contiguous arrays); other parameters are the
+What it models of CuPy: ``raw`` parameters are indexed by flat position in
+C order (a strided raw input, which CuPy reads by unravelling the position
+through its shape and strides, is read through a C-ordered copy; raw
+outputs must be C-contiguous); other parameters are the
 element at ``i`` (an input by value, an output by reference), broadcast like
 NumPy's; a type placeholder (``T``, ``L``) is the dtype of the first array given for it;
 ``size=`` sets the loop length. What it does not: threads run one after
@@ -132,8 +134,14 @@ class _Kernel:
     def _argument(self, value, raw, kind, name, output, types, shape):
         wanted = types[kind] if kind in types else np.dtype(_NUMPY_TYPES[kind])
         if raw:
-            if not (isinstance(value, np.ndarray) and value.flags.c_contiguous):
-                raise ValueError(f"{self.name}: raw {name!r} must be a C-contiguous array")
+            if not isinstance(value, np.ndarray):
+                raise ValueError(f"{self.name}: raw {name!r} must be an array")
+            if not value.flags.c_contiguous:
+                if output:  # written through flat positions: CuPy's callers pass contiguous
+                    raise ValueError(f"{self.name}: raw output {name!r} must be C-contiguous")
+                # CuPy unravels a flat position through the shape and strides of a strided
+                # raw input: the element it reads is the C-ordered copy's at that position
+                value = np.ascontiguousarray(value)
             if value.dtype != wanted:
                 raise TypeError(f"{self.name}: raw {name!r} is {value.dtype}, expected {wanted}")
             return value, 0
