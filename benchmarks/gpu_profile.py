@@ -41,18 +41,26 @@ def _stats_text(profile, sort, top):
     return "\n".join(line for line in lines if line.strip() and "List reduced" not in line)
 
 
-def host_profile(model, device, batches, top):
-    profile = cProfile.Profile()
+def _second_epoch(model, device, batches, start, stop):
+    """Fit two epochs; ``start()`` after the first (the warm-up), ``stop()`` at the end.
+
+    Returns the seconds from ``start`` to ``stop``.
+    """
     marks = {}
 
     def on_epoch_end(epoch):
         if epoch == 0:
             marks["start"] = time.perf_counter()
-            profile.enable()
+            start()
 
     _gpu_rebind.fit(model, device, "full", batches, 1, on_epoch_end)
-    profile.disable()
-    seconds = time.perf_counter() - marks["start"]
+    stop()
+    return time.perf_counter() - marks["start"]
+
+
+def host_profile(model, device, batches, top):
+    profile = cProfile.Profile()
+    seconds = _second_epoch(model, device, batches, profile.enable, profile.disable)
     print(
         f"-- {model}: host, one epoch of {batches} batches under cProfile: {seconds:.3f} s "
         f"({1e3 * seconds / batches:.2f} ms a batch with the profiler's cost)"
@@ -68,16 +76,7 @@ def kernel_profile(model, device, batches, top):
     if device == "gpu":
         activities.append(tp.ProfilerActivity.CUDA)
     prof = tp.profile(activities=activities)
-    marks = {}
-
-    def on_epoch_end(epoch):
-        if epoch == 0:
-            marks["start"] = time.perf_counter()
-            prof.start()
-
-    _gpu_rebind.fit(model, device, "full", batches, 1, on_epoch_end)
-    prof.stop()
-    seconds = time.perf_counter() - marks["start"]
+    seconds = _second_epoch(model, device, batches, prof.start, prof.stop)
     events = prof.key_averages()
     device_us = sum(getattr(e, "self_device_time_total", 0) for e in events)
     launches = sum(e.count for e in events if getattr(e, "self_device_time_total", 0) and e.count)
