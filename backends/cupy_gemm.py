@@ -1,10 +1,11 @@
 """Matrix products of a training step straight through cuBLAS, without CuPy's matmul around them.
 
-``cupy.matmul`` of two small matrices costs about 30 µs of host time (measured
-on an H100 host: 31 µs a call in the MLP, 57 µs in LeNet, 149 calls a batch in
-the LSTM LM), most of it before cuBLAS is reached: broadcasting, dtype and
-layout analysis, compute-type selection. A step of a small network is bound
-by that host time, not by the device. ``matmul`` here takes the common case,
+``cupy.matmul`` of two small matrices cost 31 µs of host time a call in the
+MLP of ``benchmarks/gpu.py`` and 57 µs in LeNet (cProfile on the lent H100 and
+H200 machines; 149 calls a batch in the LSTM LM), around cuBLAS's own call,
+which took 16-25 µs there: broadcasting, dtype and layout analysis,
+compute-type selection. A step of a small network is bound by that host
+time, not by the device. ``matmul`` here takes the common case,
 two 2-D float32 or float64 CuPy arrays each C- or F-contiguous (a matrix or
 the transpose of one), and calls ``cublas<S|D>gemm`` on the current stream
 with the transposes read off the layouts, into a new C-contiguous result (or
