@@ -1,6 +1,6 @@
 """Graph-level optimizations of a compiled plan, applied once at bind time.
 
-Three rewrites for the networks bucketing trains (unrolled recurrent language
+Four rewrites for the networks bucketing trains (unrolled recurrent language
 models), and four for feed-forward stacks:
 
 **Batching the input projections of all time steps.** A cell unrolled over
@@ -33,6 +33,12 @@ still share their weight and bias: their backward hands the weight's and
 bias's gradients over as terms, which are summed once over all steps as one
 product (``ops/weight_terms.py``) instead of ``T`` small products each added
 into the sum. Results equal the plain graph's up to float32 rounding.
+
+**An LSTM layer's time steps as one step** (GPU). After ``fused_lstm`` has
+made each LSTM cell one step, a chain of them whose recurrent projections
+share their weight and bias becomes one step that runs every time step with
+one product and one kernel forward, and one kernel and one product backward
+(``fused_layer.py``). Results equal the fused cells' up to float32 rounding.
 
 **FullyConnected into SoftmaxOutput** (the output layer over the vocabulary,
 whose arrays are the biggest of the network): when the logits feed only the
@@ -84,7 +90,7 @@ import os
 import attrs
 import numpy as np
 
-from . import batch_last, fused_lstm, inplace_grads
+from . import batch_last, fused_layer, fused_lstm, inplace_grads
 from .fused_ops import (
     BATCHED_FULLY_CONNECTED,
     PROJECTED_SOFTMAX_OUTPUT,
@@ -118,6 +124,11 @@ def optimize(plan):
         fused = fused_lstm.place(plan, match)
         if fused is not None:
             done.append((f"fused_{match.kind}_cell", fused.name, len(match.steps)))
+    for layer in fused_layer.find_layers(plan):
+        arranged = _with_layer(plan, layer)
+        if arranged is not None:
+            plan.steps, step = arranged
+            done.append(("fused_lstm_layer", step.name, len(layer.members)))
     for projection, softmax in _projected_softmaxes(plan):
         fused = _fused_softmax_step(plan, projection, softmax)
         plan.steps = [fused if s is softmax else s for s in plan.steps if s is not projection]
@@ -374,6 +385,28 @@ def _stable_order(steps):
             if waiting[after] == 0:
                 heapq.heappush(ready, after)
     return order if len(order) == len(steps) else None
+
+
+def _with_layer(plan, layer):
+    """``(steps, layer step)``: ``layer``'s steps replaced by one, or None where it cannot be.
+
+    The step goes where its inputs are ready (``_stable_order``); the other steps keep
+    their order, and the random, custom and aux-updating ones their relative order.
+    """
+    step = fused_layer.layer_step(plan, layer)
+    if not step.outputs:
+        return None
+    members = {id(s) for s in layer.members}
+    first = min(k for k, s in enumerate(plan.steps) if id(s) in members)
+    candidate = [
+        step if k == first else s
+        for k, s in enumerate(plan.steps)
+        if id(s) not in members or k == first
+    ]
+    ordered = _stable_order(candidate)
+    if ordered is None or _ordered_sequence(ordered) != _ordered_sequence(candidate):
+        return None
+    return ordered, step
 
 
 def _ordered_sequence(steps):

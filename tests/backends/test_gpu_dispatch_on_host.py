@@ -15,20 +15,26 @@ import pytest
 import rebind as mx
 from rebind.backends import (
     cupy_kernels,
+    cupy_layer_kernels,
     cupy_nn_kernels,
     cupy_rnn_kernels,
     cupy_row_kernels,
     cupy_window_kernels,
 )
-from rebind.executor import fused_lstm
+from rebind.executor import fused_layer, fused_lstm
 from rebind.ops import activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells
 
 from .host_kernels import compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
-OP_MODULES = (activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm)
-KERNEL_MODULES = (cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels)
+OP_MODULES = (
+    activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm,
+    fused_layer,
+)  # fmt: skip
+KERNEL_MODULES = (
+    cupy_layer_kernels, cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels
+)  # fmt: skip
 
 
 def _through_host_kernels(patch, host_cupy, launched):
@@ -39,7 +45,11 @@ def _through_host_kernels(patch, host_cupy, launched):
     for module in KERNEL_MODULES:
         for name in module.__all__:
             function = getattr(module, name)
-            if not callable(function) or name in ("window_geometry", "MAX_WIDTH"):
+            if not callable(function) or name in (
+                "window_geometry",
+                "MAX_WIDTH",
+                "MAX_COLUMN_ROWS",
+            ):
                 continue
 
             def launch(_xp, *args, _function=function, _name=name):

@@ -1,0 +1,34 @@
+"""The fused LSTM layer's GPU branch on the host (core/executor/fused_layer.py).
+
+``fusable`` says yes and every kernel is built for the host (host_kernels.py),
+so the layer step runs the code a GPU runs: the products, the layer kernels
+forward and backward, the weight's and bias's gradients over all steps. Its
+outputs and gradients must be those of the fused cells it replaces, on the CPU.
+"""
+
+import pytest
+
+from ..executor.test_fused_layer import LENGTH, _assert_close, _compare, _values
+from ..executor.test_fused_lstm import _lm
+from .host_kernels import compiler
+from .test_gpu_dispatch_on_host import _through_host_kernels
+
+pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
+
+
+@pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
+def test_the_gpu_path_gives_the_fused_cells_values(host_cupy, monkeypatch, states_out):
+    launched = []
+
+    def through_host_kernels(executor, is_train):
+        with monkeypatch.context() as patch:
+            _through_host_kernels(patch, host_cupy, launched)
+            return _values(executor, is_train)
+
+    expected, got = _compare(
+        _lm(LENGTH, states_out=states_out), monkeypatch, run_layer=through_host_kernels
+    )
+    assert {"lstm_layer_forward", "lstm_layer_backward"} <= set(launched)
+    assert "lstm_cell_forward" not in launched  # every cell ran inside the layers
+    assert launched.count("lstm_layer_forward") == 2 * LENGTH
+    _assert_close(expected, got, rtol=1e-5, atol=1e-6)

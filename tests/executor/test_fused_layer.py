@@ -1,0 +1,124 @@
+"""An unrolled LSTM layer as one step (core/executor/fused_layer.py): the fused cells' values.
+
+The rewrite is made for GPU contexts only; ``ANY_DEVICE`` makes it here. Each
+case binds the same symbol with and without it (every other rewrite on in
+both), feeds the same values and compares outputs and gradients. Without a
+GPU the layer step runs the replaced steps themselves (outputs bit for bit;
+the recurrent weight's gradient summed step by step where the plan sums it
+once, so to float rounding); with ``fusable`` saying yes and the kernels built
+for the host it runs the code a GPU runs (tests/backends/test_layer_on_host.py).
+"""
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind.executor import fused_layer
+
+from .test_fused_lstm import _lm
+
+LENGTH, BATCH = 5, 3
+
+
+def _bind(symbol, ctx, monkeypatch, layers, **shapes):
+    monkeypatch.setattr(fused_layer, "ANY_DEVICE", layers)
+    return symbol.simple_bind(ctx, **shapes)
+
+
+def _values(executor, is_train=True, seed=0):
+    rng = np.random.default_rng(seed)
+    for name, array in sorted(executor.arg_dict.items()):
+        if name in ("data", "softmax_label"):
+            array[:] = rng.integers(0, 11, array.shape)
+        else:
+            array[:] = rng.uniform(-0.6, 0.6, array.shape)
+    outputs = [o.asnumpy() for o in executor.forward(is_train=is_train)]
+    if not is_train:
+        return outputs, {}
+    executor.backward()
+    return outputs, {n: g.asnumpy() for n, g in executor.grad_dict.items()}
+
+
+def _layers(executor):
+    return [
+        name for rewrite, name, _ in executor._plan.optimizations if rewrite == "fused_lstm_layer"
+    ]
+
+
+def _compare(symbol, monkeypatch, run_layer=None, is_train=True, **shapes):
+    shapes = shapes or {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH)}
+    plain = _bind(symbol, mx.cpu(), monkeypatch, False, **shapes)
+    assert _layers(plain) == []  # a CPU plan is left as it was
+    expected = _values(plain, is_train)
+    layered = _bind(symbol, mx.cpu(), monkeypatch, True, **shapes)
+    assert len(_layers(layered)) == 2  # one a layer
+    names = {step.op.name for step in layered._plan.steps}
+    assert "_fused_LSTMCell" not in names and "_fused_LSTMLayer" in names
+    got = _values(layered, is_train) if run_layer is None else run_layer(layered, is_train)
+    return expected, got
+
+
+def _assert_close(expected, got, rtol, atol):
+    (out_e, grads_e), (out_g, grads_g) = expected, got
+    for e, g in zip(out_e, out_g, strict=True):
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+    assert sorted(grads_e) == sorted(grads_g)
+    for name in grads_e:
+        np.testing.assert_allclose(grads_g[name], grads_e[name], rtol=rtol, atol=atol, err_msg=name)
+
+
+@pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
+def test_the_replaced_steps_give_the_fused_cells_values(monkeypatch, states_out):
+    expected, got = _compare(_lm(LENGTH, states_out=states_out), monkeypatch)
+    for e, g in zip(expected[0], got[0], strict=True):
+        np.testing.assert_array_equal(g, e)  # the same kernels in the same order
+    _assert_close(expected, got, rtol=1e-5, atol=1e-6)
+
+
+def test_begin_states_that_learn_get_their_gradients(monkeypatch):
+    begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
+    shapes = {
+        "data": (BATCH, LENGTH),
+        "softmax_label": (BATCH, LENGTH),
+        **{f"begin{k}": (BATCH, 7) for k in range(4)},
+    }
+    expected, got = _compare(_lm(LENGTH, begin_state=begin), monkeypatch, **shapes)
+    _assert_close(expected, got, rtol=1e-5, atol=1e-6)
+    assert all(np.abs(got[1][f"begin{k}"]).max() > 0 for k in range(4))
+
+
+def test_inference_gives_the_fused_cells_outputs(monkeypatch):
+    expected, got = _compare(_lm(LENGTH), monkeypatch, is_train=False)
+    for e, g in zip(expected[0], got[0], strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_a_layer_fed_its_own_outputs_is_left_alone(monkeypatch):
+    """Input feeding: a step's input depends on the last step's output: no layer."""
+    data = mx.sym.Variable("data")
+    cell = mx.rnn.LSTMCell(6, prefix="l0_")
+    states = cell.begin_state()
+    inputs = mx.sym.SliceChannel(data, num_outputs=3, axis=1, squeeze_axis=True)
+    out = None
+    for t in range(3):
+        step_in = inputs[t] if out is None else inputs[t] + out
+        out, states = cell(step_in, states)
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(out, num_hidden=4), name="softmax")
+    executor = _bind(net, mx.cpu(), monkeypatch, True, data=(2, 3, 6), softmax_label=(2,))
+    assert _layers(executor) == []
+
+
+@pytest.mark.gpu
+def test_a_gpu_layer_gives_the_fused_cells_values(monkeypatch):
+    backend = mx.registry.lookup("backends", "cupy")
+    reason = backend.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"cupy backend unavailable: {reason}")
+    shapes = {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH)}
+    symbol = _lm(LENGTH, states_out=True)
+    monkeypatch.setattr(fused_layer, "find_layers", lambda plan: [])
+    cells = symbol.simple_bind(mx.gpu(0), **shapes)
+    monkeypatch.undo()
+    layered = symbol.simple_bind(mx.gpu(0), **shapes)
+    assert _layers(cells) == [] and len(_layers(layered)) == 2
+    _assert_close(_values(cells), _values(layered), rtol=1e-5, atol=1e-6)
