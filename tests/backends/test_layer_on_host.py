@@ -32,3 +32,21 @@ def test_the_gpu_path_gives_the_fused_cells_values(host_cupy, monkeypatch, state
     assert "lstm_cell_forward" not in launched  # every cell ran inside the layers
     assert launched.count("lstm_layer_forward") == 2 * LENGTH
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
+
+
+def test_time_major_steps_through_the_gpu_path(host_cupy, monkeypatch):
+    from ..executor.test_graph_optimize import _lstm_lm
+
+    launched = []
+
+    def through_host_kernels(executor, is_train):
+        with monkeypatch.context() as patch:
+            _through_host_kernels(patch, host_cupy, launched)
+            return _values(executor, is_train)
+
+    symbol = _lstm_lm(4, "TNC", merge_outputs=False)
+    expected, got = _compare(
+        symbol, monkeypatch, run_layer=through_host_kernels, data=(2, 4), softmax_label=(2, 4)
+    )
+    assert launched.count("lstm_layer_backward") == 2 * 4
+    _assert_close(expected, got, rtol=1e-5, atol=1e-6)

@@ -122,3 +122,30 @@ def test_a_gpu_layer_gives_the_fused_cells_values(monkeypatch):
     layered = symbol.simple_bind(mx.gpu(0), **shapes)
     assert _layers(cells) == [] and len(_layers(layered)) == 2
     _assert_close(_values(cells), _values(layered), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["NTC", "TNC"])
+@pytest.mark.parametrize("merge_outputs", [True, False])
+def test_layouts_and_accumulated_gradients(monkeypatch, layout, merge_outputs):
+    """Time-major or batch-major steps, merged or not; grad_req='add' twice over ones."""
+    from .test_graph_optimize import _lstm_lm
+
+    symbol = _lstm_lm(4, layout, merge_outputs)
+    shapes = {"data": (2, 4), "softmax_label": (2, 4)}
+    runs = []
+    for layers in (False, True):
+        executor = _bind(symbol, mx.cpu(), monkeypatch, layers, grad_req="add", **shapes)
+        assert len(_layers(executor)) == (2 if layers else 0)
+        _values(executor, is_train=False)  # fills the arguments
+        for grad in executor.grad_dict.values():
+            grad[:] = 1.0
+        for _ in range(2):
+            executor.forward(is_train=True)
+            executor.backward()
+        runs.append(
+            (
+                [o.asnumpy() for o in executor.outputs],
+                {n: g.asnumpy() for n, g in executor.grad_dict.items()},
+            )
+        )
+    _assert_close(runs[0], runs[1], rtol=1e-5, atol=1e-6)
