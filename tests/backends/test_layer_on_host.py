@@ -50,3 +50,24 @@ def test_time_major_steps_through_the_gpu_path(host_cupy, monkeypatch):
     )
     assert launched.count("lstm_layer_backward") == 2 * 4
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case_id", ["lstm_lm_T5", "lstm_lm_T8"])
+@pytest.mark.parametrize("gpu_path", [False, True], ids=["replaced-steps", "gpu-path"])
+def test_mxnets_recorded_lstm_lm_through_the_layer(host_cupy, monkeypatch, case_id, gpu_path):
+    """The golden LSTM LM of MXNet 1.9.1 (forward and backward) through the layer steps."""
+    import rebind as mx
+    from rebind.executor import fused_layer
+
+    from ..rnn import test_golden_lm as golden
+
+    monkeypatch.setattr(fused_layer, "ANY_DEVICE", True)
+    made, layer_step = [], fused_layer.layer_step
+    monkeypatch.setattr(fused_layer, "layer_step", lambda *a: made.append(1) or layer_step(*a))
+    launched = []
+    with monkeypatch.context() as patch:
+        if gpu_path:
+            _through_host_kernels(patch, host_cupy, launched)
+        golden.test_forward_backward_equal_mxnet(case_id, mx.cpu())
+    assert len(made) == 2  # both layers
+    assert ("lstm_layer_forward" in launched) is gpu_path
