@@ -19,52 +19,14 @@ One thread per (row, unit), as the cell kernels; importing this module does
 not import CuPy.
 """
 
-from .cupy_rnn_kernels import _per_unit
+from .cupy_rnn_kernels import _per_unit, lstm_backward_body, lstm_forward_body
 
 __all__ = ["lstm_layer_backward", "lstm_layer_forward"]
 
-_FORWARD_BODY = """
-    const long long row = i / H;
-    const long long j = i % H;
-    const long long gates = row * 4 * H + j;
-    const T a = i2h[gates] + (h2h[gates] + bias[j]);
-    const T b = i2h[gates + H] + (h2h[gates + H] + bias[j + H]);
-    const T z = i2h[gates + 2 * H] + (h2h[gates + 2 * H] + bias[j + 2 * H]);
-    const T d = i2h[gates + 3 * H] + (h2h[gates + 3 * H] + bias[j + 3 * H]);
-    const T in_gate = T(1) / (T(1) + exp(-a));
-    const T forget_gate = T(1) / (T(1) + exp(-b));
-    const T transform = tanh(z);
-    const T out_gate = T(1) / (T(1) + exp(-d));
-    const T state = forget_gate * c_prev[i] + in_gate * transform;
-    const T squashed = tanh(state);
-    c[i] = state;
-    h[i] = out_gate * squashed;
-    const long long kept = row * 5 * H + j;
-    saved[kept] = in_gate;
-    saved[kept + H] = forget_gate;
-    saved[kept + 2 * H] = transform;
-    saved[kept + 3 * H] = out_gate;
-    saved[kept + 4 * H] = squashed;
-"""
-
-_BACKWARD_BODY = """
-    const long long row = i / H;
-    const long long j = i % H;
-    const long long kept = row * 5 * H + j;
-    const T in_gate = saved[kept];
-    const T forget_gate = saved[kept + H];
-    const T transform = saved[kept + 2 * H];
-    const T out_gate = saved[kept + 3 * H];
-    const T squashed = saved[kept + 4 * H];
-    const T d_out = dh_out[i] + dh_next[i];
-    const T d_state = (dc_out[i] + dc_next[i]) + (d_out * out_gate) * (T(1) - squashed * squashed);
-    d_c_prev[i] = d_state * forget_gate;
-    const long long gates = row * 4 * H + j;
-    d_gates[gates] = (d_state * transform) * (in_gate * (T(1) - in_gate));
-    d_gates[gates + H] = (d_state * c_prev[i]) * (forget_gate * (T(1) - forget_gate));
-    d_gates[gates + 2 * H] = (d_state * in_gate) * (T(1) - transform * transform);
-    d_gates[gates + 3 * H] = (d_out * squashed) * (out_gate * (T(1) - out_gate));
-"""
+_FORWARD_BODY = lstm_forward_body(
+    lambda k: f"i2h[gates{k}] + (h2h[gates{k}] + bias[j{k}])"  # as FullyConnected adds it
+)
+_BACKWARD_BODY = lstm_backward_body("dh_out[i] + dh_next[i]", "(dc_out[i] + dc_next[i])")
 
 
 def lstm_layer_forward(cupy, i2h, h2h, bias, c_prev, c, h, saved):

@@ -37,14 +37,18 @@ __all__ = [
 # One thread per (row, unit): the four gate pre-activations of a unit sit H apart in
 # a row of 4H; what backward needs (i, f, g, o, tanh(c)) is kept as a row of 5H.
 
-_LSTM_FORWARD_BODY = """
+# The gates' pre-activations (__A__, __B__, __Z__, __D__: input, forget, transform and
+# output) and the gradients reaching the output and state (__DH__, __DC__) are filled in
+# by each kernel; the layer kernels (cupy_layer_kernels) add the bias and the next
+# step's gradients there.
+_LSTM_FORWARD_TEMPLATE = """
     const long long row = i / H;
     const long long j = i % H;
     const long long gates = row * 4 * H + j;
-    const T a = i2h[gates] + h2h[gates];
-    const T b = i2h[gates + H] + h2h[gates + H];
-    const T z = i2h[gates + 2 * H] + h2h[gates + 2 * H];
-    const T d = i2h[gates + 3 * H] + h2h[gates + 3 * H];
+    const T a = __A__;
+    const T b = __B__;
+    const T z = __Z__;
+    const T d = __D__;
     const T in_gate = T(1) / (T(1) + exp(-a));
     const T forget_gate = T(1) / (T(1) + exp(-b));
     const T transform = tanh(z);
@@ -61,7 +65,7 @@ _LSTM_FORWARD_BODY = """
     saved[kept + 4 * H] = squashed;
 """
 
-_LSTM_BACKWARD_BODY = """
+_LSTM_BACKWARD_TEMPLATE = """
     const long long row = i / H;
     const long long j = i % H;
     const long long kept = row * 5 * H + j;
@@ -70,8 +74,8 @@ _LSTM_BACKWARD_BODY = """
     const T transform = saved[kept + 2 * H];
     const T out_gate = saved[kept + 3 * H];
     const T squashed = saved[kept + 4 * H];
-    const T d_out = dh[i];
-    const T d_state = dc[i] + (d_out * out_gate) * (T(1) - squashed * squashed);
+    const T d_out = __DH__;
+    const T d_state = __DC__ + (d_out * out_gate) * (T(1) - squashed * squashed);
     d_c_prev[i] = d_state * forget_gate;
     const long long gates = row * 4 * H + j;
     d_gates[gates] = (d_state * transform) * (in_gate * (T(1) - in_gate));
@@ -79,6 +83,26 @@ _LSTM_BACKWARD_BODY = """
     d_gates[gates + 2 * H] = (d_state * in_gate) * (T(1) - transform * transform);
     d_gates[gates + 3 * H] = (d_out * squashed) * (out_gate * (T(1) - out_gate));
 """
+
+# offsets of the four gates in a row of 4H, from a unit's position
+GATE_OFFSETS = ("", " + H", " + 2 * H", " + 3 * H")
+
+
+def lstm_forward_body(preactivation):
+    """The cell's forward body, ``preactivation(offset)`` giving each gate's sum."""
+    body = _LSTM_FORWARD_TEMPLATE
+    for token, offset in zip(("__A__", "__B__", "__Z__", "__D__"), GATE_OFFSETS, strict=True):
+        body = body.replace(token, preactivation(offset))
+    return body
+
+
+def lstm_backward_body(d_out, d_state):
+    """The cell's backward body with the given output and state gradients."""
+    return _LSTM_BACKWARD_TEMPLATE.replace("__DH__", d_out).replace("__DC__", d_state)
+
+
+_LSTM_FORWARD_BODY = lstm_forward_body(lambda k: f"i2h[gates{k}] + h2h[gates{k}]")
+_LSTM_BACKWARD_BODY = lstm_backward_body("dh[i]", "dc[i]")
 
 
 def lstm_cell_forward(cupy, i2h, h2h, c_prev):

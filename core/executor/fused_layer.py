@@ -36,6 +36,7 @@ from rebind.backends.cupy_kernels import fusable
 
 from ..ops.base import OpDef
 from ..ops.nn import bias_gradient
+from .fused_lstm import _not_for_symbols
 from .inplace_grads import readers_of
 
 __all__ = ["ANY_DEVICE", "LSTM_LAYER", "LayerParams", "find_layers", "layer_step"]
@@ -56,10 +57,6 @@ class LayerParams:
     count: int
     steps: tuple
     outputs: tuple
-
-
-def _not_for_symbols(p, in_shapes, out_shapes, aux_shapes):
-    raise TypeError("the fused layer steps exist only inside compiled plans")
 
 
 def _layer_forward(ctx, p, inputs, aux):

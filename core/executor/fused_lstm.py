@@ -47,7 +47,7 @@ class CellParams:
 
 
 def _not_for_symbols(p, in_shapes, out_shapes, aux_shapes):
-    raise TypeError("the fused cell steps exist only inside compiled plans")
+    raise TypeError("the fused cell and layer steps exist only inside compiled plans")
 
 
 def _cell_forward(ctx, p, inputs, aux):
