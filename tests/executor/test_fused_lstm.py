@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind.executor import fused_lstm
+from rebind.executor import fused_layer, fused_lstm
 
 
 def _lm(length, states_out=False, begin_state=None, cell=mx.rnn.LSTMCell):
@@ -33,6 +33,9 @@ def _lm(length, states_out=False, begin_state=None, cell=mx.rnn.LSTMCell):
 
 
 def _run(symbol, ctx, monkeypatch, fuse, is_train=True, **shapes):
+    # the cells themselves: on a GPU a chain of them would become one layer step
+    # (fused_layer, tested in test_fused_layer.py)
+    monkeypatch.setattr(fused_layer, "find_layers", lambda plan: [])
     if not fuse:
         monkeypatch.setattr(fused_lstm, "find_cells", lambda plan: [])
     executor = symbol.simple_bind(ctx, **shapes)
