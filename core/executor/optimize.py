@@ -1,6 +1,6 @@
 """Graph-level optimizations of a compiled plan, applied once at bind time.
 
-Four rewrites for the networks bucketing trains (unrolled recurrent language
+Five rewrites for the networks bucketing trains (unrolled recurrent language
 models), and four for feed-forward stacks:
 
 **Batching the input projections of all time steps.** A cell unrolled over
@@ -39,6 +39,11 @@ made each LSTM cell one step, a chain of them whose recurrent projections
 share their weight and bias becomes one step that runs every time step with
 one product and one kernel forward, and one kernel and one product backward
 (``fused_layer.py``). Results equal the fused cells' up to float32 rounding.
+
+**expand_dims into Concat.** A Concat whose inputs are each an expand_dims
+that nothing else reads, inserting the axis it joins along (the merged
+outputs of an unrolled cell), is one ``stack`` of their inputs: the same
+values, one step instead of ``T + 1`` in each pass. Exact.
 
 **FullyConnected into SoftmaxOutput** (the output layer over the vocabulary,
 whose arrays are the biggest of the network): when the logits feed only the
@@ -129,6 +134,11 @@ def optimize(plan):
         if arranged is not None:
             plan.steps, step = arranged
             done.append(("fused_lstm_layer", step.name, len(layer.members)))
+    for concat, expands in _stacked_concats(plan):
+        stack = _stack_step(plan, concat, expands)
+        members = {id(e) for e in expands}
+        plan.steps = [stack if s is concat else s for s in plan.steps if id(s) not in members]
+        done.append(("stacked_concat", stack.name, len(expands) + 1))
     for projection, softmax in _projected_softmaxes(plan):
         fused = _fused_softmax_step(plan, projection, softmax)
         plan.steps = [fused if s is softmax else s for s in plan.steps if s is not projection]
@@ -418,6 +428,60 @@ def _ordered_sequence(steps):
         or step.node.op.name in _ORDERED_OPS
         or step.node.op.name.startswith(_ORDERED_PREFIXES)
     ]
+
+
+# -- expand_dims into Concat: stack ---------------------------------------------------------
+
+
+def _stacked_concats(plan):
+    """``(Concat step, its expand_dims steps)`` where the Concat joins a new axis's entries.
+
+    Each input of the Concat is an ``expand_dims`` output that nothing else reads,
+    inserting the axis the Concat joins along (an unrolled cell's merged outputs).
+    """
+    producers = {slot: step for step in plan.steps for slot in step.outputs}
+    uses = _use_counts(plan.steps)
+    found = []
+    for step in plan.steps:
+        if step.node.op.name != "Concat" or len(step.inputs) < 2 or step.moves or step.aux:
+            continue
+        out_shape = plan.slot_shapes[step.outputs[0]]
+        if out_shape is None:
+            continue
+        dim = step.params.dim % len(out_shape)
+        expands = [producers.get(slot) for slot in step.inputs]
+        if all(
+            e is not None
+            and e.node.op.name == "expand_dims"
+            and not e.moves
+            and e.context == step.context
+            and e.params.axis % len(out_shape) == dim
+            and uses.get(e.outputs[0]) == 1
+            and e.outputs[0] not in plan.kept_slots
+            for e in expands
+        ) and len({id(e) for e in expands}) == len(expands):
+            found.append((step, expands))
+    return found
+
+
+def _stack_step(plan, concat, expands):
+    """One ``stack`` of the expand_dims inputs: the same values as the Concat's."""
+    from ..ops.shape_join import STACK, StackParams
+
+    out_shape = plan.slot_shapes[concat.outputs[0]]
+    params = StackParams(num_args=len(expands), axis=concat.params.dim % len(out_shape))
+    return type(concat)(
+        concat.node,
+        STACK,
+        concat.context,
+        [e.inputs[0] for e in expands],
+        [],
+        list(concat.outputs),
+        (out_shape,),
+        name=concat.name,
+        params=params,
+        output_names=concat.output_names,
+    )
 
 
 # -- FullyConnected into SoftmaxOutput -------------------------------------------------------

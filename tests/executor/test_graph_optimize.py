@@ -496,3 +496,64 @@ def test_fused_softmax_output_with_labels_out_of_range(ctx, monkeypatch):
     _assert_close(grads["fc_bias"], expected_bias, "bias gradient")
     # backward gave the output back its exact values
     np.testing.assert_array_equal(fused.outputs[0].asnumpy(), out[0])
+
+
+# -- expand_dims into Concat ----------------------------------------------------------------
+
+
+def _stacked(executor):
+    found = executor._plan.optimizations
+    return [(name, n) for kind, name, n in found if kind == "stacked_concat"]
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, -2])
+def test_concat_of_new_axes_is_one_stack_bit_for_bit(ctx, monkeypatch, axis):
+    data = mx.sym.Variable("data")
+    parts = mx.sym.SliceChannel(data, num_outputs=3, axis=1, squeeze_axis=True)
+    joined = mx.sym.Concat(
+        *[mx.sym.expand_dims(mx.sym.tanh(parts[t]) * (t + 1), axis=axis) for t in range(3)],
+        dim=axis,
+    )
+    symbol = mx.sym.MakeLoss(mx.sym.sum(joined * joined))
+    runs = []
+    for optimized in (False, True):
+        executor = _bind(mx.sym.Group([symbol, mx.sym.BlockGrad(joined)]), ctx, monkeypatch,
+                         optimized, data=(4, 3, 5))  # fmt: skip
+        _fill(executor)
+        runs.append((executor, _run(executor)))
+    (plain, (plain_out, plain_grads)), (optimized, (out, grads)) = runs
+    assert _stacked(optimized) == [(_stacked_name(optimized), 4)] and _stacked(plain) == []
+    assert not any(s.node.op.name == "expand_dims" for s in optimized._plan.steps)
+    for got, expected in zip(out, plain_out, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    for name in grads:
+        np.testing.assert_array_equal(grads[name], plain_grads[name], err_msg=name)
+
+
+def _stacked_name(executor):
+    return next(s.name for s in executor._plan.steps if s.op.name == "stack")
+
+
+def test_a_new_axis_read_elsewhere_or_another_axis_keeps_the_concat(ctx, monkeypatch):
+    x, y = mx.sym.Variable("x"), mx.sym.Variable("y")
+    shared = mx.sym.expand_dims(x, axis=1)
+    read_elsewhere = mx.sym.Group([mx.sym.Concat(shared, mx.sym.expand_dims(y, axis=1), dim=1),
+                                   mx.sym.sum(shared)])  # fmt: skip
+    other_axis = mx.sym.Concat(mx.sym.expand_dims(x, axis=1), mx.sym.expand_dims(y, axis=1), dim=2)
+    mixed = mx.sym.Concat(mx.sym.expand_dims(x, axis=1), mx.sym.reshape(y, shape=(2, 1, 3)), dim=1)
+    for symbol in (read_elsewhere, other_axis, mixed):
+        executor = _bind(symbol, ctx, monkeypatch, True, x=(2, 3), y=(2, 3))
+        assert _stacked(executor) == []
+
+
+def test_an_unrolled_cells_merged_outputs_are_stacked(ctx, monkeypatch):
+    symbol = _lstm_lm(4, "NTC", merge_outputs=True)
+    optimized = _compare(
+        symbol,
+        ctx,
+        monkeypatch,
+        integer_inputs={"data": 20, "softmax_label": 20},
+        data=(2, 4),
+        softmax_label=(2, 4),
+    )
+    assert [n for _, n in _stacked(optimized)] == [5]  # four expand_dims and the Concat
