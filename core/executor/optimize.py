@@ -95,6 +95,7 @@ import os
 import attrs
 import numpy as np
 
+from ..ops.shape_join import STACK, StackParams
 from . import batch_last, fused_layer, fused_lstm, inplace_grads
 from .fused_ops import (
     BATCHED_FULLY_CONNECTED,
@@ -134,8 +135,8 @@ def optimize(plan):
         if arranged is not None:
             plan.steps, step = arranged
             done.append(("fused_lstm_layer", step.name, len(layer.members)))
-    for concat, expands in _stacked_concats(plan):
-        stack = _stack_step(plan, concat, expands)
+    for concat, expands, axis in _stacked_concats(plan):
+        stack = _stack_step(plan, concat, expands, axis)
         members = {id(e) for e in expands}
         plan.steps = [stack if s is concat else s for s in plan.steps if id(s) not in members]
         done.append(("stacked_concat", stack.name, len(expands) + 1))
@@ -434,7 +435,7 @@ def _ordered_sequence(steps):
 
 
 def _stacked_concats(plan):
-    """``(Concat step, its expand_dims steps)`` where the Concat joins a new axis's entries.
+    """``(Concat step, its expand_dims steps, axis)`` where the Concat joins a new axis's entries.
 
     Each input of the Concat is an ``expand_dims`` output that nothing else reads,
     inserting the axis the Concat joins along (an unrolled cell's merged outputs).
@@ -460,16 +461,13 @@ def _stacked_concats(plan):
             and e.outputs[0] not in plan.kept_slots
             for e in expands
         ) and len({id(e) for e in expands}) == len(expands):
-            found.append((step, expands))
+            found.append((step, expands, dim))
     return found
 
 
-def _stack_step(plan, concat, expands):
-    """One ``stack`` of the expand_dims inputs: the same values as the Concat's."""
-    from ..ops.shape_join import STACK, StackParams
-
-    out_shape = plan.slot_shapes[concat.outputs[0]]
-    params = StackParams(num_args=len(expands), axis=concat.params.dim % len(out_shape))
+def _stack_step(plan, concat, expands, axis):
+    """One ``stack`` of the expand_dims inputs along ``axis``: the Concat's values."""
+    params = StackParams(num_args=len(expands), axis=axis)
     return type(concat)(
         concat.node,
         STACK,
@@ -477,7 +475,7 @@ def _stack_step(plan, concat, expands):
         [e.inputs[0] for e in expands],
         [],
         list(concat.outputs),
-        (out_shape,),
+        (plan.slot_shapes[concat.outputs[0]],),
         name=concat.name,
         params=params,
         output_names=concat.output_names,
