@@ -72,6 +72,13 @@ def _compare(symbol, ctx, monkeypatch, integer_inputs=None, grad_req="write", **
     return optimized
 
 
+def _compare_lm(symbol, ctx, monkeypatch, batch, length, vocab=20):
+    """``_compare`` for a language model over tokens: (batch, length) data and labels."""
+    integers = {"data": vocab, "softmax_label": vocab}
+    shapes = {"data": (batch, length), "softmax_label": (batch, length)}
+    return _compare(symbol, ctx, monkeypatch, integer_inputs=integers, **shapes)
+
+
 # -- the unrolled LSTM language model -----------------------------------------------------
 
 
@@ -100,14 +107,7 @@ def _lstm_lm(length, layout, merge_outputs=True, vocab=20, hidden=12):
 def test_unrolled_lstm_lm_equals_the_plain_graph(ctx, monkeypatch, layout, merge_outputs):
     length, batch = 6, 4
     symbol = _lstm_lm(length, layout, merge_outputs)
-    optimized = _compare(
-        symbol,
-        ctx,
-        monkeypatch,
-        integer_inputs={"data": 20, "softmax_label": 20},
-        data=(batch, length),
-        softmax_label=(batch, length),
-    )
+    optimized = _compare_lm(symbol, ctx, monkeypatch, batch, length)
     # both layers' input projections become one product each, over all time steps
     assert _batched(optimized) == [
         ("lstm_l0_t0_i2h..lstm_l0_t5_i2h", length),
@@ -126,14 +126,7 @@ def test_unrolled_lstm_lm_equals_the_plain_graph(ctx, monkeypatch, layout, merge
 
 def test_golden_lstm_symbol_from_mxnet_triggers_and_matches(ctx, monkeypatch, golden):
     symbol = mx.sym.load(str(golden / "symbols" / "lstm_lm_T5-symbol.json"))
-    optimized = _compare(
-        symbol,
-        ctx,
-        monkeypatch,
-        integer_inputs={"data": 20, "softmax_label": 20},
-        data=(3, 5),
-        softmax_label=(3, 5),
-    )
+    optimized = _compare_lm(symbol, ctx, monkeypatch, 3, 5)
     assert [count for _, count in _batched(optimized)] == [5, 5]
     assert len(_fused_softmaxes(optimized)) == 1
 
@@ -548,12 +541,5 @@ def test_a_new_axis_read_elsewhere_or_another_axis_keeps_the_concat(ctx, monkeyp
 
 def test_an_unrolled_cells_merged_outputs_are_stacked(ctx, monkeypatch):
     symbol = _lstm_lm(4, "NTC", merge_outputs=True)
-    optimized = _compare(
-        symbol,
-        ctx,
-        monkeypatch,
-        integer_inputs={"data": 20, "softmax_label": 20},
-        data=(2, 4),
-        softmax_label=(2, 4),
-    )
+    optimized = _compare_lm(symbol, ctx, monkeypatch, 2, 4)
     assert [n for _, n in _stacked(optimized)] == [5]  # four expand_dims and the Concat
