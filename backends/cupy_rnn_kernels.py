@@ -40,11 +40,12 @@ __all__ = [
 # The gates' pre-activations (__A__, __B__, __Z__, __D__: input, forget, transform and
 # output) and the gradients reaching the output and state (__DH__, __DC__) are filled in
 # by each kernel; the layer kernels (cupy_layer_kernels) add the bias and the next
-# step's gradients there.
+# step's gradients there, and may first work out sums those read (__SUMS__).
 _LSTM_FORWARD_TEMPLATE = """
     const long long row = i / H;
     const long long j = i % H;
     const long long gates = row * 4 * H + j;
+__SUMS__
     const T a = __A__;
     const T b = __B__;
     const T z = __Z__;
@@ -74,6 +75,7 @@ _LSTM_BACKWARD_TEMPLATE = """
     const T transform = saved[kept + 2 * H];
     const T out_gate = saved[kept + 3 * H];
     const T squashed = saved[kept + 4 * H];
+__SUMS__
     const T d_out = __DH__;
     const T d_state = __DC__ + (d_out * out_gate) * (T(1) - squashed * squashed);
     d_c_prev[i] = d_state * forget_gate;
@@ -88,17 +90,24 @@ _LSTM_BACKWARD_TEMPLATE = """
 GATE_OFFSETS = ("", " + H", " + 2 * H", " + 3 * H")
 
 
-def lstm_forward_body(preactivation):
-    """The cell's forward body, ``preactivation(offset)`` giving each gate's sum."""
-    body = _LSTM_FORWARD_TEMPLATE
+def lstm_forward_body(preactivation, sums=""):
+    """The cell's forward body, ``preactivation(offset)`` giving each gate's sum.
+
+    ``sums`` is code run first, with ``row``, ``j`` and ``gates`` defined.
+    """
+    body = _LSTM_FORWARD_TEMPLATE.replace("__SUMS__", sums)
     for token, offset in zip(("__A__", "__B__", "__Z__", "__D__"), GATE_OFFSETS, strict=True):
         body = body.replace(token, preactivation(offset))
     return body
 
 
-def lstm_backward_body(d_out, d_state):
-    """The cell's backward body with the given output and state gradients."""
-    return _LSTM_BACKWARD_TEMPLATE.replace("__DH__", d_out).replace("__DC__", d_state)
+def lstm_backward_body(d_out, d_state, sums=""):
+    """The cell's backward body with the given output and state gradients.
+
+    ``sums`` is code run before those are read, with ``row``, ``j`` and ``kept`` defined.
+    """
+    body = _LSTM_BACKWARD_TEMPLATE.replace("__SUMS__", sums)
+    return body.replace("__DH__", d_out).replace("__DC__", d_state)
 
 
 _LSTM_FORWARD_BODY = lstm_forward_body(lambda k: f"i2h[gates{k}] + h2h[gates{k}]")

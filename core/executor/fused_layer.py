@@ -13,13 +13,15 @@ its projection, its output) becomes one step (``optimize`` places it where
 its inputs are ready, keeping the order of the other steps). Its inputs are
 every step's input projection, the weight, the bias and the begin states;
 its outputs the states and outputs that something outside the layer reads.
-On a GPU (``fusable``) it runs per time step one product (``cupy_gemm``) and
-one kernel forward (``cupy_layer_kernels``: the bias added as the
-FullyConnected adds it, then the cell's arithmetic), and backward one kernel
-(the gradients from outside and from the next step added in it) and one
-product; the weight's gradient is one product over all steps and the
-bias's one sum, as ``ops/weight_terms`` makes them. Values agree with the
-fused cells' to float rounding (sums in another order).
+On a GPU (``fusable``) it runs per time step one kernel forward
+(``cupy_layer_kernels``: the recurrent product, the bias added as the
+FullyConnected adds it, then the cell's arithmetic) and one kernel backward
+(the gradients from outside and from the next step added in it). For layers
+wider than ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` the recurrent
+products are cuBLAS's instead, one a step each way, beside the kernels. The
+weight's gradient is one product over all steps and the bias's one sum, as
+``ops/weight_terms`` makes them. Values agree with the fused cells' to float
+rounding (sums in another order).
 
 Elsewhere (float16, or NumPy arrays) the step runs the replaced steps
 themselves, in their order, with the gradients summed as the executor sums
@@ -72,14 +74,27 @@ def _layer_forward(ctx, p, inputs, aux):
     outputs = xp.empty((count + 1, rows, hidden), dtype=dtype)
     states[0], outputs[0] = c_begin, h_begin
     kept = xp.empty((count, rows, 5 * hidden), dtype=dtype)
-    weight_t = weight.T
-    for t in range(count):
-        h2h = gemm.matmul(xp, outputs[t], weight_t)
-        kernels.lstm_layer_forward(
-            xp, steps_in[t], h2h, bias, states[t], states[t + 1], outputs[t + 1], kept[t]
-        )
+    if _with_product(hidden):
+        weight_t = xp.ascontiguousarray(weight.T)
+        for t in range(count):
+            kernels.lstm_layer_forward_with_product(
+                xp, steps_in[t], outputs[t], weight_t, bias, states[t], states[t + 1],
+                outputs[t + 1], kept[t],
+            )  # fmt: skip
+    else:
+        weight_t = weight.T
+        for t in range(count):
+            h2h = gemm.matmul(xp, outputs[t], weight_t)
+            kernels.lstm_layer_forward(
+                xp, steps_in[t], h2h, bias, states[t], states[t + 1], outputs[t + 1], kept[t]
+            )
     values = [(states, outputs)[which][t + 1] for t, which in p.outputs]
     return values, (("fused", states, outputs, kept, weight) if ctx.is_train else None)
+
+
+def _with_product(hidden):
+    """Whether each time step's kernel works out its recurrent product (narrow layers)."""
+    return hidden <= kernels.MAX_HIDDEN_WITH_PRODUCT
 
 
 def _plain_forward(ctx, p, steps_in, weight, bias, h_prev, c_prev):
@@ -111,16 +126,27 @@ def _layer_backward(ctx, p, saved, out_grads, need_grad):
     _, rows, hidden = states.shape
     zeros = xp.zeros((rows, hidden), dtype=states.dtype)
     d_gates = xp.empty((count, rows, 4 * hidden), dtype=states.dtype)
+    carried = xp.empty((2, rows, hidden), dtype=states.dtype)  # the state's, in turns
+    with_product = _with_product(hidden)
     dc_next = dh_next = zeros
     for t in range(count - 1, -1, -1):
         dc_out, dh_out = (zeros if g is None else g for g in reaching[t])
-        d_c_prev = xp.empty((rows, hidden), dtype=states.dtype)
-        kernels.lstm_layer_backward(
-            xp, kept[t], states[t], dc_out, dc_next, dh_out, dh_next, d_gates[t], d_c_prev
-        )
+        d_c_prev = carried[t % 2]
+        if with_product:
+            later = d_gates[t + 1] if t + 1 < count else None
+            kernels.lstm_layer_backward_with_product(
+                xp, kept[t], states[t], dc_out, dc_next, dh_out, later, weight, d_gates[t],
+                d_c_prev,
+            )  # fmt: skip
+        else:
+            kernels.lstm_layer_backward(
+                xp, kept[t], states[t], dc_out, dc_next, dh_out, dh_next, d_gates[t], d_c_prev
+            )
+            if t:
+                dh_next = gemm.matmul(xp, d_gates[t], weight)
         dc_next = d_c_prev
-        if t or need_grad[count + 2]:
-            dh_next = gemm.matmul(xp, d_gates[t], weight)
+    if need_grad[count + 2]:  # the begin output's
+        dh_next = gemm.matmul(xp, d_gates[0], weight)
     grads = [d_gates[t] if need_grad[t] else None for t in range(count)]
     flat = d_gates.reshape(count * rows, 4 * hidden)
     inputs = outputs[:count].reshape(count * rows, hidden)

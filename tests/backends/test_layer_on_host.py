@@ -4,9 +4,13 @@
 so the layer step runs the code a GPU runs: the products, the layer kernels
 forward and backward, the weight's and bias's gradients over all steps. Its
 outputs and gradients must be those of the fused cells it replaces, on the CPU.
+Each test runs both ways a GPU runs a layer: the recurrent products in the
+step kernels (narrow layers) and as cuBLAS products beside them (wide ones).
 """
 
 import pytest
+
+from rebind.backends import cupy_layer_kernels
 
 from ..executor.test_fused_layer import LENGTH, _assert_close, _compare, _values
 from ..executor.test_fused_lstm import _lm
@@ -16,8 +20,19 @@ from .test_gpu_dispatch_on_host import _through_host_kernels
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
 
+@pytest.fixture(params=["products-in-kernels", "cublas-products"])
+def kernel_names(request, monkeypatch):
+    """The layer's forward and backward kernel names, for each place of the products."""
+    if request.param == "cublas-products":
+        monkeypatch.setattr(cupy_layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)
+        return "lstm_layer_forward", "lstm_layer_backward"
+    return "lstm_layer_forward_with_product", "lstm_layer_backward_with_product"
+
+
 @pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
-def test_the_gpu_path_gives_the_fused_cells_values(host_cupy, monkeypatch, states_out):
+def test_the_gpu_path_gives_the_fused_cells_values(
+    host_cupy, monkeypatch, kernel_names, states_out
+):
     launched = []
 
     def through_host_kernels(executor, is_train):
@@ -28,13 +43,15 @@ def test_the_gpu_path_gives_the_fused_cells_values(host_cupy, monkeypatch, state
     expected, got = _compare(
         _lm(LENGTH, states_out=states_out), monkeypatch, run_layer=through_host_kernels
     )
-    assert {"lstm_layer_forward", "lstm_layer_backward"} <= set(launched)
+    forward, backward = kernel_names
     assert "lstm_cell_forward" not in launched  # every cell ran inside the layers
-    assert launched.count("lstm_layer_forward") == 2 * LENGTH
+    # one kernel a time step each way (two layers)
+    assert launched.count(forward) == 2 * LENGTH
+    assert launched.count(backward) == 2 * LENGTH
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
 
 
-def test_time_major_steps_through_the_gpu_path(host_cupy, monkeypatch):
+def test_time_major_steps_through_the_gpu_path(host_cupy, monkeypatch, kernel_names):
     from ..executor.test_graph_optimize import _lstm_lm
 
     launched = []
@@ -48,13 +65,42 @@ def test_time_major_steps_through_the_gpu_path(host_cupy, monkeypatch):
     expected, got = _compare(
         symbol, monkeypatch, run_layer=through_host_kernels, data=(2, 4), softmax_label=(2, 4)
     )
-    assert launched.count("lstm_layer_backward") == 2 * 4
+    assert launched.count(kernel_names[1]) == 2 * 4
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
+
+
+def test_begin_states_that_learn_through_the_gpu_path(host_cupy, monkeypatch, kernel_names):
+    """The begin output's gradient is the first step's product, after the loop."""
+    import numpy as np
+
+    import rebind as mx
+
+    launched = []
+
+    def through_host_kernels(executor, is_train):
+        with monkeypatch.context() as patch:
+            _through_host_kernels(patch, host_cupy, launched)
+            return _values(executor, is_train)
+
+    begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
+    shapes = {
+        "data": (3, LENGTH),
+        "softmax_label": (3, LENGTH),
+        **{f"begin{k}": (3, 7) for k in range(4)},
+    }
+    expected, got = _compare(
+        _lm(LENGTH, begin_state=begin), monkeypatch, run_layer=through_host_kernels, **shapes
+    )
+    assert launched.count(kernel_names[1]) == 2 * LENGTH
+    _assert_close(expected, got, rtol=1e-5, atol=1e-6)
+    assert all(np.abs(got[1][f"begin{k}"]).max() > 0 for k in range(4))
 
 
 @pytest.mark.parametrize("case_id", ["lstm_lm_T5", "lstm_lm_T8"])
 @pytest.mark.parametrize("gpu_path", [False, True], ids=["replaced-steps", "gpu-path"])
-def test_mxnets_recorded_lstm_lm_through_the_layer(host_cupy, monkeypatch, case_id, gpu_path):
+def test_mxnets_recorded_lstm_lm_through_the_layer(
+    host_cupy, monkeypatch, kernel_names, case_id, gpu_path
+):
     """The golden LSTM LM of MXNet 1.9.1 (forward and backward) through the layer steps."""
     import rebind as mx
     from rebind.executor import fused_layer
@@ -70,4 +116,5 @@ def test_mxnets_recorded_lstm_lm_through_the_layer(host_cupy, monkeypatch, case_
             _through_host_kernels(patch, host_cupy, launched)
         golden.test_forward_backward_equal_mxnet(case_id, mx.cpu())
     assert len(made) == 2  # both layers
-    assert ("lstm_layer_forward" in launched) is gpu_path
+    assert (kernel_names[0] in launched) is gpu_path
+    assert (kernel_names[1] in launched) is gpu_path

@@ -109,16 +109,27 @@ def test_a_layer_fed_its_own_outputs_is_left_alone(monkeypatch):
 
 
 @pytest.mark.gpu
-def test_a_gpu_layer_gives_the_fused_cells_values(monkeypatch):
+@pytest.mark.parametrize("products", ["in-kernels", "cublas"])
+def test_a_gpu_layer_gives_the_fused_cells_values(monkeypatch, products):
+    from rebind.backends import cupy_layer_kernels
+
     backend = mx.registry.lookup("backends", "cupy")
     reason = backend.unavailable_reason()
     if reason is not None:
         pytest.skip(f"cupy backend unavailable: {reason}")
-    shapes = {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH)}
-    symbol = _lm(LENGTH, states_out=True)
-    monkeypatch.setattr(fused_layer, "find_layers", lambda plan: [])
-    cells = symbol.simple_bind(mx.gpu(0), **shapes)
-    monkeypatch.undo()
+    if products == "cublas":
+        monkeypatch.setattr(cupy_layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)
+    # the begin states are variables that learn: their gradients come out of the layer
+    begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
+    shapes = {
+        "data": (BATCH, LENGTH),
+        "softmax_label": (BATCH, LENGTH),
+        **{f"begin{k}": (BATCH, 7) for k in range(4)},
+    }
+    symbol = _lm(LENGTH, states_out=True, begin_state=begin)
+    with monkeypatch.context() as patch:
+        patch.setattr(fused_layer, "find_layers", lambda plan: [])
+        cells = symbol.simple_bind(mx.gpu(0), **shapes)
     layered = symbol.simple_bind(mx.gpu(0), **shapes)
     assert _layers(cells) == [] and len(_layers(layered)) == 2
     _assert_close(_values(cells), _values(layered), rtol=1e-5, atol=1e-6)

@@ -1,0 +1,164 @@
+"""One unrolled LSTM layer on a GPU: its recurrent products in the step kernels, or cuBLAS's.
+
+    python3 benchmarks/gpu_layer.py [--hidden 200 256 512 1024] [--batch 32 128]
+                                    [--steps 35] [--passes 30] [--device gpu|cpu]
+
+On a GPU, ``fused_layer`` runs an unrolled ``LSTMCell`` layer as one plan step.
+Up to ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` units each time step is
+one kernel that also works out the recurrent product; wider layers take a
+cuBLAS product and a kernel per step. This times one layer (input
+``(batch, steps, hidden)``, outputs summed by ``MakeLoss``) bound by
+``simple_bind``, forward and backward, both ways, for each width and batch,
+and prints per pass:
+
+- ``wall``: the median of passes each ended by a device synchronisation;
+- ``host``: the median time to queue a pass (what the host spends);
+- PyTorch's cuDNN ``nn.LSTM`` layer of the same sizes, forward and backward,
+  when torch is importable, as a reference.
+
+The placement is read when a pass runs, so one binding serves both. Its
+figures are what ``MAX_HIDDEN_WITH_PRODUCT`` should be set from.
+``--device cpu`` runs the same script on NumPy (no layer step there: both
+placements run the replaced steps), to check the script only.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import rebind as mx  # noqa: E402
+from rebind.backends import cupy_layer_kernels  # noqa: E402
+
+PLACEMENTS = {"in kernels": 1 << 30, "cuBLAS": 0}
+
+
+def _layer(steps, hidden):
+    data = mx.sym.Variable("data")
+    cell = mx.rnn.LSTMCell(hidden, prefix="l0_")
+    outputs, _ = cell.unroll(steps, data, layout="NTC", merge_outputs=True)
+    return mx.sym.MakeLoss(mx.sym.sum(outputs))
+
+
+def _synchronize(device):
+    if device == "gpu":
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+
+
+def _time_passes(run, device, passes):
+    """(wall, host) medians in ms of ``run()``, after three passes of warm-up."""
+    for _ in range(3):
+        run()
+    _synchronize(device)
+    walls, hosts = [], []
+    for _ in range(passes):
+        started = time.perf_counter()
+        run()
+        queued = time.perf_counter()
+        _synchronize(device)
+        ended = time.perf_counter()
+        walls.append((ended - started) * 1e3)
+        hosts.append((queued - started) * 1e3)
+    return statistics.median(walls), statistics.median(hosts)
+
+
+def _rebind_layer(steps, hidden, batch, device, passes):
+    import numpy as np
+
+    ctx = mx.gpu(0) if device == "gpu" else mx.cpu()
+    executor = _layer(steps, hidden).simple_bind(ctx, data=(batch, steps, hidden))
+    rng = np.random.default_rng(0)
+    for array in executor.arg_dict.values():
+        array[:] = rng.uniform(-0.1, 0.1, array.shape).astype(np.float32)
+    layers = [n for rewrite, n, _ in executor._plan.optimizations if rewrite == "fused_lstm_layer"]
+
+    def run():
+        executor.forward(is_train=True)
+        executor.backward()
+
+    figures = {}
+    saved = cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT
+    try:
+        for name, limit in PLACEMENTS.items():
+            cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT = limit
+            figures[name] = _time_passes(run, device, passes)
+    finally:
+        cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT = saved
+    return figures, len(layers)
+
+
+def _torch_layer(steps, hidden, batch, passes):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    lstm = torch.nn.LSTM(hidden, hidden, 1, batch_first=True).cuda()
+    data = torch.rand(batch, steps, hidden, device="cuda", requires_grad=True)
+
+    def run():
+        lstm(data)[0].sum().backward()
+
+    for _ in range(3):
+        run()
+    torch.cuda.synchronize()
+    walls = []
+    for _ in range(passes):
+        started = time.perf_counter()
+        run()
+        torch.cuda.synchronize()
+        walls.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(walls)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hidden", type=int, nargs="+", default=[200, 256, 512, 1024])
+    parser.add_argument("--batch", type=int, nargs="+", default=[32, 128])
+    parser.add_argument("--steps", type=int, default=35)
+    parser.add_argument("--passes", type=int, default=30)
+    parser.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
+    args = parser.parse_args(argv)
+    if args.device == "gpu":
+        reason = mx.registry.lookup("backends", "cupy").unavailable_reason()
+        if reason is not None:
+            print(f"no GPU to time on: {reason}")
+            return 1
+    print(
+        f"one LSTMCell layer unrolled over {args.steps} steps, forward and backward; "
+        f"ms a pass (median of {args.passes}); MAX_HIDDEN_WITH_PRODUCT is "
+        f"{cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT}"
+    )
+    header = (
+        f"{'hidden':>6} {'batch':>5} {'layers':>6}  {'in kernels':>17}  {'cuBLAS':>17}"
+        f"  {'cuBLAS/in':>9}  {'torch cuDNN':>11}"
+    )
+    print(header)
+    print(f"{'':>20}  {'wall':>8} {'host':>8}  {'wall':>8} {'host':>8}")
+    for hidden in args.hidden:
+        for batch in args.batch:
+            figures, layers = _rebind_layer(args.steps, hidden, batch, args.device, args.passes)
+            (k_wall, k_host), (c_wall, c_host) = figures["in kernels"], figures["cuBLAS"]
+            reference = (
+                _torch_layer(args.steps, hidden, batch, args.passes)
+                if args.device == "gpu"
+                else None
+            )
+            torch_text = "-" if reference is None else f"{reference:.3f}"
+            print(
+                f"{hidden:>6} {batch:>5} {layers:>6}  {k_wall:>8.3f} {k_host:>8.3f}  "
+                f"{c_wall:>8.3f} {c_host:>8.3f}  {c_wall / k_wall:>8.2f}x  {torch_text:>11}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
