@@ -21,8 +21,8 @@ four gates' sums forward, the gradient reaching the output from the next step
 backward): one launch a time step instead of a cuBLAS product and a kernel.
 A step's host time is mostly launches (cuBLAS's own call takes 16-25 us
 there), and for a small layer (the LSTM LM's 32 x 200) the product is a few
-microseconds of device time either way. Each thread's sums run over ``H`` or
-``4H`` terms one after another, so for wide layers cuBLAS is faster:
+microseconds of device time either way (an estimate). Each thread runs four
+sums side by side over the ``H`` hidden units, so for wide layers cuBLAS is faster:
 ``fused_layer`` takes these kernels up to ``MAX_HIDDEN_WITH_PRODUCT`` units
 (a guess from the arithmetic, not yet timed on a GPU; ``benchmarks/gpu_layer.py``
 times both).
@@ -70,13 +70,23 @@ _FORWARD_WITH_PRODUCT_BODY = lstm_forward_body(
 )
 
 # the next step's gate gradients (N, 4H) . W (4H, H) at this unit: the gradient its
-# output gets through the next step's recurrent projection (M terms: 4H, or 0 at the
-# last step)
+# output gets through the next step's recurrent projection; four running sums, one a
+# gate, so that a thread's additions do not all wait on one another (M: H terms each,
+# or 0 at the last step)
 _NEXT_SUM = """
-    T from_next = T(0);
-    for (long long m = 0; m < M; ++m) {
-        from_next += d_gates_next[row * 4 * H + m] * weight[m * H + j];
+    T next0 = T(0);
+    T next1 = T(0);
+    T next2 = T(0);
+    T next3 = T(0);
+    for (long long k = 0; k < M; ++k) {
+        const long long g = row * 4 * H + k;
+        const long long w = k * H + j;
+        next0 += d_gates_next[g] * weight[w];
+        next1 += d_gates_next[g + H] * weight[w + H * H];
+        next2 += d_gates_next[g + 2 * H] * weight[w + 2 * H * H];
+        next3 += d_gates_next[g + 3 * H] * weight[w + 3 * H * H];
     }
+    const T from_next = (next0 + next1) + (next2 + next3);
 """
 _BACKWARD_WITH_PRODUCT_BODY = lstm_backward_body(
     "dh_out[i] + from_next", "(dc_out[i] + dc_next[i])", sums=_NEXT_SUM
@@ -148,7 +158,7 @@ def lstm_layer_backward_with_product(
     C-contiguous; ``d_gates_next`` None at the last step (no next step).
     """
     rows, hidden = c_prev.shape
-    terms = 0 if d_gates_next is None else 4 * hidden
+    terms = 0 if d_gates_next is None else hidden
     _per_unit(
         cupy,
         "rebind_lstm_layer_backward_with_product",
