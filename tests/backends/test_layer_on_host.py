@@ -118,3 +118,35 @@ def test_mxnets_recorded_lstm_lm_through_the_layer(
     assert len(made) == 2  # both layers
     assert (kernel_names[0] in launched) is gpu_path
     assert (kernel_names[1] in launched) is gpu_path
+
+
+def test_a_float64_layer_through_the_gpu_path(host_cupy, monkeypatch, kernel_names):
+    """The kernels built for doubles: the fused cells' values to double rounding."""
+    import numpy as np
+
+    import rebind as mx
+    from rebind.executor import fused_layer
+
+    # begin states of the layers' dtype (unroll's own are float32 zeros, which the
+    # layer's dtype check sends to the replaced steps)
+    begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
+    symbol = _lm(LENGTH, states_out=True, begin_state=begin)
+    shapes = {
+        "data": (3, LENGTH),
+        "softmax_label": (3, LENGTH),
+        **{f"begin{k}": (3, 7) for k in range(4)},
+    }
+    types = {name: np.float64 for name in symbol.list_arguments()}
+    runs, launched = [], []
+    for layers in (False, True):
+        monkeypatch.setattr(fused_layer, "ANY_DEVICE", layers)
+        executor = symbol.simple_bind(mx.cpu(), type_dict=types, **shapes)
+        assert executor.arg_dict["l0_h2h_weight"].dtype == np.float64
+        if not layers:
+            runs.append(_values(executor))
+            continue
+        with monkeypatch.context() as patch:
+            _through_host_kernels(patch, host_cupy, launched)
+            runs.append(_values(executor))
+    assert launched.count(kernel_names[0]) == 2 * LENGTH
+    _assert_close(*runs, rtol=1e-12, atol=1e-13)
