@@ -11,9 +11,12 @@ Here one thread handles one row:
   each divided by the sum, in place where asked (the CPU's operations; the
   sum runs along the row, where NumPy sums pairwise, so values agree to
   float rounding);
-- ``correct_rows``: 1 where the row's argmax (NumPy's: the first maximum, or
-  the first NaN) equals the label, both as int32 (a float label truncated, as
-  ``astype(int32)`` does), else 0; the caller sums them on the device.
+- ``add_correct_rows``: whether the row's argmax (NumPy's: the first maximum,
+  or the first NaN) equals the label, both as int32 (a float label truncated,
+  as ``astype(int32)`` does), each correct row adding 1 to running totals
+  kept on the device (float64, atomically: whole numbers below 2**53 add
+  exactly in any order), so Accuracy's batch is one launch, not the five of
+  a count per row, its reduction (two) and two running sums.
 
 And one over columns:
 
@@ -35,7 +38,13 @@ CuPy.
 
 from .cupy_kernels import _kernel
 
-__all__ = ["MAX_COLUMN_ROWS", "MAX_WIDTH", "column_sums", "correct_rows", "softmax_rows"]
+__all__ = [
+    "MAX_COLUMN_ROWS",
+    "MAX_WIDTH",
+    "add_correct_rows",
+    "column_sums",
+    "softmax_rows",
+]
 
 # the most classes per row for these kernels
 MAX_WIDTH = 64
@@ -70,7 +79,7 @@ _SOFTMAX_BODY = """
     }
 """
 
-_CORRECT_BODY = """
+_ARGMAX = """
     const long long first = i * width;
     long long best = 0;
     T top = pred[first];
@@ -78,8 +87,16 @@ _CORRECT_BODY = """
         const T v = pred[first + c];
         if (v > top || v != v) { top = v; best = c; }  // the first maximum, or first NaN
     }
-    hit = (int)best == (int)label ? 1 : 0;
 """
+_ADD_CORRECT_BODY = (
+    _ARGMAX
+    + """
+    if ((int)best == (int)label) {
+        atomicAdd(&total[0], 1.0);
+        atomicAdd(&global_total[0], 1.0);
+    }
+"""
+)
 
 
 def softmax_rows(cupy, x, out):
@@ -91,17 +108,21 @@ def softmax_rows(cupy, x, out):
     return out
 
 
-def correct_rows(cupy, pred, label):
-    """Per row of the C-contiguous 2-D ``pred``: 1 where its argmax is ``label``'s, else 0.
+def add_correct_rows(cupy, pred, label, total, global_total):
+    """Add to ``total`` and ``global_total`` the rows of ``pred`` whose argmax is ``label``'s.
 
-    ``label`` holds one value per row (any shape of that size). Returns an
-    int32 array on the device.
+    ``label`` holds one value per row (any shape of that size); the totals are
+    float64 device arrays of one element, written in place.
     """
     rows, width = pred.shape
     kernel = _kernel(
-        cupy, "rebind_correct_rows", "raw T pred, L label, int64 width", "int32 hit", _CORRECT_BODY
+        cupy,
+        "rebind_add_correct_rows",
+        "raw T pred, L label, int64 width",
+        "raw float64 total, raw float64 global_total",
+        _ADD_CORRECT_BODY,
     )
-    return kernel(pred, label.reshape(rows), width)
+    kernel(pred, label.reshape(rows), width, total, global_total)
 
 
 def column_sums(cupy, x):

@@ -15,7 +15,7 @@ replaces the value, as before.
 
 from rebind.backends.cupy_kernels import is_cupy_array
 
-__all__ = ["RunningSum", "add_to_sum", "batch_value"]
+__all__ = ["RunningSum", "add_to_sum", "batch_value", "device_total"]
 
 
 class _OnDevice:
@@ -85,3 +85,20 @@ def add_to_sum(metric, name, value):
     if type(current) is _OnDevice:
         current = current.read()
     metric.__dict__[key] = current + value
+
+
+def device_total(metric, name, xp):
+    """The running sum ``name`` of ``metric`` as a float64 device array of one element.
+
+    For kernels that add into it in place (``cupy_row_kernels.add_correct_rows``):
+    a sum not yet on the device starts there from its host value (one small
+    copy, at the first batch after a reset or a read); one already there is
+    given as a view of one element.
+    """
+    key = f"_{name}_value"
+    current = metric.__dict__.get(key, 0.0)
+    if type(current) is not _OnDevice:
+        current = metric.__dict__[key] = _OnDevice(xp.full(1, float(current), dtype="float64"))
+    elif current.total.dtype != "float64" or current.total.size != 1:
+        current.total = current.total.astype("float64").reshape(1)
+    return current.total.reshape(1)

@@ -12,6 +12,7 @@ from rebind.backends import cupy_row_kernels
 from rebind.backends.cupy_kernels import fusable
 from rebind.hookspecs import hookimpl
 from rebind.metric import EvalMetric, asnumpy, batch_value, check_label_shapes, device_values
+from rebind.metric_sums import device_total
 
 __all__ = ["Accuracy", "TopKAccuracy", "Perplexity"]
 
@@ -43,8 +44,11 @@ class Accuracy(EvalMetric):
         for label, pred in zip(labels, preds, strict=True):
             # on the device of the outputs: only the labels move there
             xp, label, pred = device_values(label, pred)
-            if self._one_kernel(pred, label):  # a GPU's scores: one kernel, a count per row
-                self._add_sums(cupy_row_kernels.correct_rows(xp, pred, label).sum())
+            if self._one_kernel(pred, label):
+                # a GPU's scores: one kernel adds the correct rows to both running sums,
+                # which stay on the device until read
+                totals = (device_total(self, n, xp) for n in ("sum_metric", "global_sum_metric"))
+                cupy_row_kernels.add_correct_rows(xp, pred, label, *totals)
                 self.num_inst += label.size
                 self.global_num_inst += label.size
                 continue

@@ -6,7 +6,8 @@ The backend's CuPy kernels (``backends/cupy_kernels.py``,
 functions receive: its ``ElementwiseKernel`` wraps the same body in a C++
 loop over ``i`` (the index CuPy gives each thread), compiles it with the
 machine's C++ compiler and runs it on NumPy arrays; every other attribute is
-NumPy's (``argsort`` stable, as CuPy's is). So the kernels' indexing and
+NumPy's (``argsort`` stable, as CuPy's is); CUDA's ``atomicAdd`` is a plain
+addition, the threads running one after another. So the kernels' indexing and
 arithmetic are checked on any machine with a compiler, against the CPU's
 kernels, before a GPU ever runs them.
 
@@ -167,6 +168,9 @@ class _Kernel:
         lines = [
             "#include <cmath>",
             "using std::exp; using std::tanh; using std::sqrt; using std::log; using std::abs;",
+            # threads run one after another here: CUDA's atomic addition is a plain one
+            "template <typename V> V atomicAdd(V* at, V value) "
+            "{ const V old = *at; *at = old + value; return old; }",
             *(f"typedef {_C_TYPES[np.dtype(t).name]} {k};" for k, t in types.items()),
             'extern "C" void run(void** p, const long long* s, long long size) {',
             "  for (long long i = 0; i < size; ++i) {",

@@ -55,11 +55,29 @@ def test_correct_rows_count_as_the_cpu_does(host_cupy):
     labels[:4] = [9, 7, 4, 2.7]  # 2.7 reads as class 2
     pred[3, 2] = 50
     expected = (pred.argmax(axis=1).astype(np.int32) == labels.astype(np.int32)).astype(np.int32)
-    for label in (labels, labels.astype(np.int64), labels.reshape(40, 1)):
-        got = cupy_row_kernels.correct_rows(host_cupy, pred, label)
-        assert got.dtype == np.int32
-        np.testing.assert_array_equal(got, expected)
     assert expected[1:4].tolist() == [0, 1, 1]
+    for label in (labels, labels.astype(np.int64), labels.reshape(40, 1)):
+        total, global_total = np.array([5.0]), np.array([7.0])  # running sums go on
+        cupy_row_kernels.add_correct_rows(host_cupy, pred, label, total, global_total)
+        assert (total[0], global_total[0]) == (5 + expected.sum(), 7 + expected.sum())
+    for row in range(40):  # each row's own verdict
+        total, global_total = np.zeros(1), np.zeros(1)
+        one = labels[row : row + 1]
+        cupy_row_kernels.add_correct_rows(host_cupy, pred[row : row + 1], one, total, global_total)
+        assert total[0] == global_total[0] == expected[row], row
+
+
+def _through_count_kernel(monkeypatch, host_cupy, launched):
+    kernel = cupy_row_kernels.add_correct_rows
+
+    def add_correct_rows(_xp, *args):
+        launched.append(args[0].shape)
+        return kernel(host_cupy, *args)
+
+    monkeypatch.setattr(metrics_classification, "fusable", lambda *a, **k: True)
+    monkeypatch.setattr(
+        metrics_classification.cupy_row_kernels, "add_correct_rows", add_correct_rows
+    )
 
 
 def test_accuracy_takes_the_kernel_for_device_scores(host_cupy, monkeypatch):
@@ -67,19 +85,42 @@ def test_accuracy_takes_the_kernel_for_device_scores(host_cupy, monkeypatch):
     wide = _scores(50, cupy_row_kernels.MAX_WIDTH + 1, seed=5)  # too wide: the array path
     cpu = mx.metric.Accuracy()
     cpu.update([mx.nd.array(labels)] * 2, [mx.nd.array(pred), mx.nd.array(wide)])
-    launched, kernel = [], cupy_row_kernels.correct_rows
-
-    def correct_rows(_xp, *args):
-        launched.append(args[0].shape)
-        return kernel(host_cupy, *args)
-
-    monkeypatch.setattr(metrics_classification, "fusable", lambda *a, **k: True)
-    monkeypatch.setattr(metrics_classification.cupy_row_kernels, "correct_rows", correct_rows)
+    launched = []
+    _through_count_kernel(monkeypatch, host_cupy, launched)
     gpu = mx.metric.Accuracy()
     gpu.update([mx.nd.array(labels)] * 2, [mx.nd.array(pred), mx.nd.array(wide)])
     assert launched == [(50, 7)]
     assert gpu.get() == cpu.get() and gpu.get_global() == cpu.get_global()
     assert gpu.num_inst == 100
+
+
+def test_accuracy_counts_into_running_sums_across_batches_reads_and_resets(host_cupy, monkeypatch):
+    """The kernel adds into the device totals in place: batches, a read, reset_local."""
+    batches = [
+        (_scores(40, 10, seed=10 + k), np.random.default_rng(20 + k).integers(0, 10, 40))
+        for k in range(4)
+    ]
+    launched = []
+    cpu, gpu = mx.metric.Accuracy(), mx.metric.Accuracy()
+    for metric, through_kernel in ((cpu, False), (gpu, True)):
+        with monkeypatch.context() as patch:
+            if through_kernel:
+                _through_count_kernel(patch, host_cupy, launched)
+            seen = []
+            for k, (pred, labels) in enumerate(batches):
+                metric.update([mx.nd.array(labels)], [mx.nd.array(pred)])
+                if k == 1:
+                    seen.append(metric.get())  # read mid-way: the sums come to the host
+                if k == 2:
+                    metric.reset_local()
+            seen += [metric.get(), metric.get_global(), metric.sum_metric]
+        metric.seen = seen
+    assert len(launched) == 4
+    assert gpu.seen == cpu.seen
+    # what the sums hold: every correct row once globally, the last batch's locally
+    correct = [int((p.argmax(1) == lab).sum()) for p, lab in batches]
+    assert gpu.global_sum_metric == sum(correct) and gpu.sum_metric == correct[3]
+    assert isinstance(gpu.sum_metric, float)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
