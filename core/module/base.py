@@ -30,6 +30,7 @@ from .batch_fields import (
     pad_of,
     reset_iterator,
 )
+from .copy_ahead import labels_as_loaded
 from .lifecycle import Lifecycle
 from .training import FitSettings, run_fit
 
@@ -122,9 +123,10 @@ class BaseModule:
             if num_batch is not None and nbatch == num_batch:
                 break
             self.prepare(eval_batch, sparse_row_id_fn=sparse_row_id_fn)
-            self.forward(eval_batch, is_train=False)
             pre_sliced = isinstance(eval_batch, list)
-            self.update_metric(eval_metric, batch_labels(eval_batch), pre_sliced=pre_sliced)
+            with labels_as_loaded():  # the metric may read the labels forward put on a GPU
+                self.forward(eval_batch, is_train=False)
+                self.update_metric(eval_metric, batch_labels(eval_batch), pre_sliced=pre_sliced)
             if batch_end_callback is not None:
                 call_all(
                     batch_end_callback, model.BatchEndParam(epoch, nbatch, eval_metric, locals())

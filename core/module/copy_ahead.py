@@ -14,7 +14,16 @@ for the same batch object, the same source array and the same bound target
 as before. The values are those the batch held when fit fetched it: nothing
 runs between ``next(data_iter)`` and that batch's forward in fit's loop, so an
 iterator refilling one host buffer gets each batch's own values.
+
+The labels go to the device for the network, and a metric on the GPU's
+outputs needs them there too. Within ``labels_as_loaded()`` (fit's training
+step, score's loop: a batch's metric update follows its forward, and nothing
+changes the batch in between) a GPU group hands the metric the label arrays
+its forward filled, where they hold the very values given (same array
+object, dtype and shape), instead of copying the labels over once more.
 """
+
+import threading
 
 import numpy as np
 
@@ -22,7 +31,62 @@ from ..backend import Backend
 from ..ndarray import NDArray
 from .slicing import copy_batch_part
 
-__all__ = ["AheadCopies"]
+__all__ = ["AheadCopies", "as_loaded", "labels_as_loaded", "loaded_labels_apply"]
+
+
+class _LabelsScope(threading.local):
+    active = False
+
+
+_LABELS = _LabelsScope()
+
+
+class _Within:
+    __slots__ = ("_previous",)
+
+    def __enter__(self):
+        self._previous, _LABELS.active = _LABELS.active, True
+
+    def __exit__(self, *exc):
+        _LABELS.active = self._previous
+        return False
+
+
+def labels_as_loaded():
+    """Within it, metric updates may read the labels the last forward put on the device.
+
+    For loops that update a metric right after the same batch's forward
+    (see the module's description). A context manager; it nests, per thread.
+    """
+    return _Within()
+
+
+def loaded_labels_apply():
+    """Whether the calling thread is within ``labels_as_loaded``."""
+    return _LABELS.active
+
+
+def as_loaded(labels, loaded, targets, keep):
+    """``labels`` for a metric, each that the last forward loaded swapped for its bound array.
+
+    ``loaded``: the label arrays that forward copied into ``targets`` (None:
+    none noted); ``keep``: their positions in ``labels``. Only within
+    ``labels_as_loaded``, for the same array objects, where the bound array
+    holds their values exactly (same dtype and shape).
+    """
+    if loaded is None or not _LABELS.active:
+        return labels
+    part = list(labels)
+    for source, target, i in zip(loaded, targets, keep, strict=False):
+        given = part[i] if i < len(part) else None
+        if (
+            given is source
+            and isinstance(given, NDArray)
+            and given.dtype == target.dtype
+            and given.shape == target.shape
+        ):
+            part[i] = target
+    return part
 
 
 class AheadCopies:

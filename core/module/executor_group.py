@@ -18,7 +18,7 @@ from ..errors import LifecycleError, ShapeError
 from ..io import DataDesc
 from ..ndarray import NDArray
 from .batch_fields import data_of, label_of
-from .copy_ahead import AheadCopies
+from .copy_ahead import AheadCopies, as_loaded, loaded_labels_apply
 from .slicing import copy_batch_part, load_sliced, prepare_group2ctxs, slice_axis, split_input_slice
 from .slicing import merge_multi_context as merge_contexts
 
@@ -242,6 +242,7 @@ class DataParallelExecutorGroup:
         self._data_targets = [block[0][1] for block in self.data_arrays]
         self._label_targets = [block[0][1] for block in self.label_arrays or []]
         self._drop_ahead()  # copies started for the arrays bound before
+        self._loaded_labels = None
         self.copies_ahead = self._single is not None and AheadCopies.supported(self.contexts[0])
 
     # -- parameters -------------------------------------------------------------------------
@@ -294,8 +295,12 @@ class DataParallelExecutorGroup:
             load = copy_batch_part if ahead is None else ahead.load
             load(data_of(data_batch), self._data_targets)
             labels = label_of(data_batch)
+            self._loaded_labels = None
             if self.label_arrays and labels:
-                load(self._kept_labels(labels), self._label_targets)
+                kept = self._kept_labels(labels)
+                load(kept, self._label_targets)
+                if self.copies_ahead and loaded_labels_apply():
+                    self._loaded_labels = kept
             if ahead is not None:
                 ahead.drop()  # those this batch did not use
             single.forward(is_train=is_train)
@@ -411,7 +416,8 @@ class DataParallelExecutorGroup:
             if pre_sliced:
                 part = labels[index]
             elif self._single is not None:
-                part = labels
+                # the labels this batch's forward put on a GPU, where they apply
+                part = as_loaded(labels, self._loaded_labels, self._label_targets, self._label_keep)
             else:
                 part = [
                     slice_axis(label, axis, self.slices[index]) if axis >= 0 else label

@@ -29,6 +29,7 @@ from .batch_fields import (
     pad_of,
     reset_iterator,
 )
+from .copy_ahead import labels_as_loaded
 
 __all__ = ["FitSettings", "FitRun", "run_fit"]
 
@@ -241,10 +242,11 @@ def _train_step(module, batch, eval_metric):
     # fit runs one backward per forward: backward may free what forward kept as it
     # goes (see executor.single_backward); a user's own forward_backward keeps it,
     # as MXNet's lets backward run again
-    with single_backward():
-        module.forward_backward(batch)
-    module.update()
-    module.update_metric(eval_metric, batch_labels(batch), pre_sliced=isinstance(batch, list))
+    with labels_as_loaded():  # the metric may read the labels the forward put on a GPU
+        with single_backward():
+            module.forward_backward(batch)
+        module.update()
+        module.update_metric(eval_metric, batch_labels(batch), pre_sliced=isinstance(batch, list))
 
 
 def _batch_end(module, s, epoch, nbatch, batch, eval_metric, hook, loop_locals):

@@ -174,6 +174,74 @@ def test_an_array_replaced_in_the_batch_is_copied_the_ordinary_way(tickets):
     np.testing.assert_array_equal(got, mod.get_outputs()[0].asnumpy())
 
 
+class _Recorded(mx.metric.Accuracy):
+    """Accuracy that notes the label arrays it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def update(self, labels, preds):
+        self.seen.extend(labels)
+        super().update(labels, preds)
+
+
+def _fit_and_score(metric, ctx=None):
+    mx.random.seed(5)
+    data, labels = _data()
+    train = mx.io.NDArrayIter(data, labels.astype(np.float32), batch_size=BATCH)
+    mod = mx.mod.Module(_mlp(), context=ctx or mx.cpu())
+    mod.fit(train, num_epoch=2, eval_metric=metric, initializer=mx.init.Xavier())
+    scoring = _Recorded()
+    mod.score(train, scoring)
+    metric.seen += scoring.seen  # fit's two epochs, then score's pass
+    return mod, metric, scoring.get()
+
+
+def test_fit_and_score_give_the_metric_the_labels_their_forward_loaded(monkeypatch):
+    """With copies ahead (a GPU's group), no second copy of the labels for the metric."""
+    plain_mod, plain, plain_scored = _fit_and_score(_Recorded())
+    _install(monkeypatch)
+    mod, through, scored = _fit_and_score(_Recorded())
+    bound = mod._exec_group._label_targets[0]
+    assert len(through.seen) == 3 * BATCHES  # two epochs' fit, one score
+    assert all(label is bound for label in through.seen)  # the array the forward filled
+    plain_bound = plain_mod._exec_group._label_targets[0]
+    assert not any(label is plain_bound for label in plain.seen)  # no copies ahead: as given
+    assert through.get_global() == plain.get_global() and scored == plain_scored
+
+
+def test_labels_not_as_loaded_reach_the_metric_as_given(tickets):
+    from rebind.module.copy_ahead import labels_as_loaded
+
+    mod = _bound()
+    bound = mod._exec_group._label_targets[0]
+    batch = _batch(8)
+    wide = mx.io.DataBatch(batch.data, [batch.label[0].astype(np.float64)])
+    cases = [
+        (batch, False, batch.label[0]),  # a user's forward and update: outside fit's loop
+        (wide, True, wide.label[0]),  # another dtype than the bound array's
+        (batch, True, bound),
+    ]
+    for given, within, expected in cases:
+        metric = _Recorded()
+        if within:
+            with labels_as_loaded():
+                mod.forward(given, is_train=False)
+                mod.update_metric(metric, given.label)
+        else:
+            mod.forward(given, is_train=False)
+            mod.update_metric(metric, given.label)
+        assert metric.seen[0] is expected
+    # within the scope, labels other than those the forward loaded are taken as given
+    other = _batch(9).label
+    with labels_as_loaded():
+        mod.forward(batch, is_train=False)
+        metric = _Recorded()
+        mod.update_metric(metric, other)
+    assert metric.seen[0] is other[0]
+
+
 @pytest.mark.gpu
 def test_fit_on_a_gpu_copies_ahead_and_trains_bit_for_bit_as_without(monkeypatch):
     reason = registry.lookup("backends", "cupy").unavailable_reason()
@@ -205,3 +273,20 @@ def test_fit_on_a_gpu_copies_ahead_and_trains_bit_for_bit_as_without(monkeypatch
     for name, value in expected.items():
         np.testing.assert_array_equal(got[name], value, err_msg=name)
     assert (counted.finished, counted.dropped) == (2 * 2 * (BATCHES - 1), 0)
+
+
+@pytest.mark.gpu
+def test_a_gpu_fit_and_score_count_with_the_labels_their_forward_loaded(monkeypatch):
+    from rebind.module import executor_group
+
+    reason = registry.lookup("backends", "cupy").unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"cupy backend unavailable: {reason}")
+    mod, through, scored = _fit_and_score(_Recorded(), mx.gpu(0))
+    bound = mod._exec_group._label_targets[0]
+    assert bound.context == mx.gpu(0)
+    assert len(through.seen) == 3 * BATCHES and all(label is bound for label in through.seen)
+    monkeypatch.setattr(executor_group, "as_loaded", lambda labels, *args: labels)
+    _, plain, plain_scored = _fit_and_score(_Recorded(), mx.gpu(0))
+    assert all(label.context == mx.cpu() for label in plain.seen)  # the host's, copied over
+    assert through.get_global() == plain.get_global() and scored == plain_scored
