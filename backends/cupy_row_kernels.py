@@ -16,7 +16,10 @@ Here one thread handles one row:
   as ``astype(int32)`` does), each correct row adding 1 to running totals
   kept on the device (float64, atomically: whole numbers below 2**53 add
   exactly in any order), so Accuracy's batch is one launch, not the five of
-  a count per row, its reduction (two) and two running sums.
+  a count per row, its reduction (two) and two running sums;
+- ``add_equal``: the same count for classes already picked (an argmax over
+  many classes, CuPy's), one thread per prediction: Accuracy's six launches
+  after the argmax (two casts, compare, count, two sums) become one.
 
 And one over columns:
 
@@ -42,6 +45,7 @@ __all__ = [
     "MAX_COLUMN_ROWS",
     "MAX_WIDTH",
     "add_correct_rows",
+    "add_equal",
     "column_sums",
     "softmax_rows",
 ]
@@ -88,15 +92,13 @@ _ARGMAX = """
         if (v > top || v != v) { top = v; best = c; }  // the first maximum, or first NaN
     }
 """
-_ADD_CORRECT_BODY = (
-    _ARGMAX
-    + """
-    if ((int)best == (int)label) {
+_ADD_TOTALS = """
         atomicAdd(&total[0], 1.0);
         atomicAdd(&global_total[0], 1.0);
-    }
 """
-)
+_ADD_CORRECT_BODY = _ARGMAX + f"    if ((int)best == (int)label) {{{_ADD_TOTALS}    }}\n"
+# int32 casts, as astype(int32) casts on the device
+_ADD_EQUAL_BODY = f"    if ((int)pred == (int)label) {{{_ADD_TOTALS}    }}\n"
 
 
 def softmax_rows(cupy, x, out):
@@ -123,6 +125,22 @@ def add_correct_rows(cupy, pred, label, total, global_total):
         _ADD_CORRECT_BODY,
     )
     kernel(pred, label.reshape(rows), width, total, global_total)
+
+
+def add_equal(cupy, pred, label, total, global_total):
+    """Add to both totals the positions where ``pred`` equals ``label`` as int32.
+
+    ``pred`` and ``label`` have one value a position (the same size, any
+    shapes: both are read flat); the totals as ``add_correct_rows``'s.
+    """
+    kernel = _kernel(
+        cupy,
+        "rebind_add_equal",
+        "A pred, B label",
+        "raw float64 total, raw float64 global_total",
+        _ADD_EQUAL_BODY,
+    )
+    kernel(pred.reshape(-1), label.reshape(-1), total, global_total)
 
 
 def column_sums(cupy, x):

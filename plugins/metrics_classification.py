@@ -9,7 +9,7 @@ import math
 import numpy
 
 from rebind.backends import cupy_row_kernels
-from rebind.backends.cupy_kernels import fusable
+from rebind.backends.cupy_kernels import fusable, is_cupy_array
 from rebind.hookspecs import hookimpl
 from rebind.metric import EvalMetric, asnumpy, batch_value, check_label_shapes, device_values
 from rebind.metric_sums import device_total
@@ -54,6 +54,13 @@ class Accuracy(EvalMetric):
                 continue
             if pred.shape != label.shape:
                 pred = pred.argmax(axis=self.axis)
+            if is_cupy_array(pred) and is_cupy_array(label) and pred.size == label.size:
+                # on a GPU: one kernel compares (as int32) and adds to both running sums
+                totals = (device_total(self, n, xp) for n in ("sum_metric", "global_sum_metric"))
+                cupy_row_kernels.add_equal(xp, pred, label, *totals)
+                self.num_inst += pred.size
+                self.global_num_inst += pred.size
+                continue
             # indices are compared as int32, so float scores 2.7 and labels 2.0 both read 2
             pred = pred.astype(numpy.int32).ravel()
             label = label.astype(numpy.int32).ravel()

@@ -67,17 +67,31 @@ def test_correct_rows_count_as_the_cpu_does(host_cupy):
         assert total[0] == global_total[0] == expected[row], row
 
 
+def test_equal_positions_count_as_int32_as_the_cpu_does(host_cupy):
+    rng = np.random.default_rng(6)
+    pred = rng.integers(0, 5, (4, 9)).astype(np.int64)  # classes already picked
+    label = pred.astype(np.float32).reshape(9, 4).copy()  # another shape, the same size
+    label.reshape(-1)[::3] += 1  # a third wrong
+    label.reshape(-1)[1] += 0.7  # 2.7 reads as 2
+    expected = (pred.reshape(-1).astype(np.int32) == label.reshape(-1).astype(np.int32)).sum()
+    assert 0 < expected < pred.size
+    total, global_total = np.array([2.0]), np.array([0.0])
+    cupy_row_kernels.add_equal(host_cupy, pred, label, total, global_total)
+    assert (total[0], global_total[0]) == (2 + expected, expected)
+
+
 def _through_count_kernel(monkeypatch, host_cupy, launched):
-    kernel = cupy_row_kernels.add_correct_rows
-
-    def add_correct_rows(_xp, *args):
-        launched.append(args[0].shape)
-        return kernel(host_cupy, *args)
-
+    """Accuracy's GPU branches, their kernels built for the host; ``launched`` notes each."""
     monkeypatch.setattr(metrics_classification, "fusable", lambda *a, **k: True)
-    monkeypatch.setattr(
-        metrics_classification.cupy_row_kernels, "add_correct_rows", add_correct_rows
-    )
+    monkeypatch.setattr(metrics_classification, "is_cupy_array", lambda array: True)
+    for name in ("add_correct_rows", "add_equal"):
+        kernel = getattr(cupy_row_kernels, name)
+
+        def launch(_xp, *args, _kernel=kernel, _name=name):
+            launched.append((_name, args[0].shape))
+            return _kernel(host_cupy, *args)
+
+        monkeypatch.setattr(metrics_classification.cupy_row_kernels, name, launch)
 
 
 def test_accuracy_takes_the_kernel_for_device_scores(host_cupy, monkeypatch):
@@ -89,7 +103,9 @@ def test_accuracy_takes_the_kernel_for_device_scores(host_cupy, monkeypatch):
     _through_count_kernel(monkeypatch, host_cupy, launched)
     gpu = mx.metric.Accuracy()
     gpu.update([mx.nd.array(labels)] * 2, [mx.nd.array(pred), mx.nd.array(wide)])
-    assert launched == [(50, 7)]
+    # the narrow scores' rows in one kernel; the wide ones' argmax (NumPy's here), then
+    # the comparison in one kernel
+    assert launched == [("add_correct_rows", (50, 7)), ("add_equal", (50,))]
     assert gpu.get() == cpu.get() and gpu.get_global() == cpu.get_global()
     assert gpu.num_inst == 100
 
@@ -115,7 +131,7 @@ def test_accuracy_counts_into_running_sums_across_batches_reads_and_resets(host_
                     metric.reset_local()
             seen += [metric.get(), metric.get_global(), metric.sum_metric]
         metric.seen = seen
-    assert len(launched) == 4
+    assert [name for name, _ in launched] == ["add_correct_rows"] * 4
     assert gpu.seen == cpu.seen
     # what the sums hold: every correct row once globally, the last batch's locally
     correct = [int((p.argmax(1) == lab).sum()) for p, lab in batches]
