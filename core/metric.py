@@ -139,6 +139,9 @@ class EvalMetric:
     # read from a GPU only when read (see metric_sums); add device numbers with _add_sums
     sum_metric = RunningSum()
     global_sum_metric = RunningSum()
+    # the metric reads labels where the outputs are (device_values): within fit and score
+    # a GPU group may give it the labels the forward put there (module/copy_ahead.py)
+    reads_labels_on_device = False
 
     def __init__(self, name, output_names=None, label_names=None, **kwargs):
         self.name = str(name)
@@ -339,6 +342,11 @@ class CompositeEvalMetric(EvalMetric):
     def add(self, metric):
         """Add a child metric (anything ``create`` accepts)."""
         self.metrics.append(create(metric))
+
+    @property
+    def reads_labels_on_device(self):
+        """Whether every child reads its labels on the device (none: no)."""
+        return bool(self.metrics) and all(m.reads_labels_on_device for m in self.metrics)
 
     def get_metric(self, index):
         """The child metric at ``index``."""

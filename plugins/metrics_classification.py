@@ -28,6 +28,8 @@ class Accuracy(EvalMetric):
         name, output_names, label_names: as ``EvalMetric``.
     """
 
+    reads_labels_on_device = True  # device_values
+
     def __init__(self, axis=1, name="accuracy", output_names=None, label_names=None):
         super().__init__(
             name,
@@ -147,6 +149,8 @@ class Perplexity(EvalMetric):
         axis: the axis of the class probabilities (default -1).
         name, output_names, label_names: as ``EvalMetric``.
     """
+
+    reads_labels_on_device = True  # device_values
 
     def __init__(
         self, ignore_label, axis=-1, name="perplexity", output_names=None, label_names=None

@@ -103,6 +103,8 @@ def _label_probabilities(label, pred, metric_name):
 class _LogLoss(EvalMetric):
     """Sum of -log(p + eps) of the labels' probabilities, averaged over samples."""
 
+    reads_labels_on_device = True  # device_values
+
     def __init__(self, eps, name, output_names, label_names):
         super().__init__(
             name,

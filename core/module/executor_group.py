@@ -416,8 +416,11 @@ class DataParallelExecutorGroup:
             if pre_sliced:
                 part = labels[index]
             elif self._single is not None:
-                # the labels this batch's forward put on a GPU, where they apply
-                part = as_loaded(labels, self._loaded_labels, self._label_targets, self._label_keep)
+                part = labels
+                if getattr(eval_metric, "reads_labels_on_device", False):
+                    # the labels this batch's forward put on a GPU, where they apply
+                    loaded, targets = self._loaded_labels, self._label_targets
+                    part = as_loaded(labels, loaded, targets, self._label_keep)
             else:
                 part = [
                     slice_axis(label, axis, self.slices[index]) if axis >= 0 else label

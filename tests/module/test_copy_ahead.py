@@ -211,6 +211,39 @@ def test_fit_and_score_give_the_metric_the_labels_their_forward_loaded(monkeypat
     assert through.get_global() == plain.get_global() and scored == plain_scored
 
 
+class _HostRecorded(mx.metric.EvalMetric):
+    """A metric of the user's, reading labels on the host: it gets them as given."""
+
+    def __init__(self):
+        super().__init__("host")
+        self.seen = []
+
+    def update(self, labels, preds):
+        self.seen.extend(labels)
+        self.sum_metric += float((labels[0].asnumpy() == preds[0].asnumpy().argmax(1)).sum())
+        self.num_inst += labels[0].shape[0]
+
+
+def test_only_metrics_reading_labels_on_the_device_get_the_loaded_labels(tickets):
+    both = mx.metric.CompositeEvalMetric([_Recorded(), mx.metric.Perplexity(None)])
+    mixed = mx.metric.CompositeEvalMetric([_Recorded(), _HostRecorded()])
+    assert both.reads_labels_on_device and not mixed.reads_labels_on_device
+    cases = ((_Recorded(), True), (_HostRecorded(), False), (both, True), (mixed, False))
+    for metric, on_device in cases:
+        mx.random.seed(5)
+        data, labels = _data()
+        train = mx.io.NDArrayIter(data, labels.astype(np.float32), batch_size=BATCH)
+        mod = mx.mod.Module(_mlp(), context=mx.cpu())
+        mod.fit(train, num_epoch=1, eval_metric=metric, initializer=mx.init.Xavier())
+        bound = mod._exec_group._label_targets[0]
+        recorder = (
+            metric.metrics[0] if isinstance(metric, mx.metric.CompositeEvalMetric) else metric
+        )
+        assert len(recorder.seen) == BATCHES
+        assert all((label is bound) is on_device for label in recorder.seen)
+    assert cases[0][0].get() == ("accuracy", cases[1][0].get()[1])  # the same counts
+
+
 def test_labels_not_as_loaded_reach_the_metric_as_given(tickets):
     from rebind.module.copy_ahead import labels_as_loaded
 
