@@ -53,3 +53,26 @@ def test_log_losses_and_loss_agree_with_their_host_computation(ctx):
     loss = mx.metric.Loss()
     loss.update(None, [mx.nd.array(scores, ctx=ctx)])
     np.testing.assert_allclose(loss.get()[1], scores.astype(np.float64).mean(), rtol=1e-5)
+
+
+def test_accuracy_over_batches_reads_and_resets_agrees_with_the_host(ctx):
+    """On a GPU: few classes (one kernel a batch), many (argmax, then one kernel)."""
+    rng = np.random.default_rng(3)
+    batches = []
+    for width in (5, 10, 100, 5, 100):
+        scores = rng.standard_normal((16, width)).astype(np.float32)
+        labels = rng.integers(0, width, 16).astype(np.float32)
+        labels[:4] = scores[:4].argmax(axis=1)  # some right for sure
+        batches.append((scores, labels))
+    metric, seen, expected = mx.metric.Accuracy(), [], []
+    right = [int((s.argmax(axis=1) == lab).sum()) for s, lab in batches]
+    for k, (scores, labels) in enumerate(batches):
+        metric.update([mx.nd.array(labels)], [mx.nd.array(scores, ctx=ctx)])
+        if k == 2:
+            seen.append(metric.get())  # read mid-way
+            expected.append(("accuracy", sum(right[:3]) / 48))
+            metric.reset_local()
+    seen += [metric.get(), metric.get_global()]
+    expected += [("accuracy", sum(right[3:]) / 32), ("accuracy", sum(right) / 80)]
+    assert seen == expected
+    assert metric.global_num_inst == 80 and metric.num_inst == 32
