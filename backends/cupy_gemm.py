@@ -77,8 +77,18 @@ def gemm_arguments(a_shape, a_c_contiguous, b_shape, b_c_contiguous):
     return op_b, op_a, n, m, k, ldb, lda, max(n, 1)
 
 
-def matmul(xp, a, b, out=None):
-    """``a @ b`` (into ``out`` when given), through cuBLAS directly where it can be."""
+def matmul(xp, a, b, out=None, accumulate=False):
+    """``a @ b`` (into ``out`` when given), through cuBLAS directly where it can be.
+
+    With ``accumulate``, ``out += a @ b``: on the direct path one GEMM with
+    beta 1, no temporary (elsewhere the product, then the addition).
+    """
+    if accumulate:
+        if out is None:
+            raise ValueError("matmul(accumulate=True) adds into out: give out")
+        if xp is np or a.ndim != 2 or b.ndim != 2 or _direct(xp, a, b, out, beta=1) is None:
+            out += matmul(xp, a, b)
+        return out
     if xp is np:
         return np.matmul(a, b) if out is None else np.matmul(a, b, out=out)
     if a.ndim == 3 and b.ndim == 3 and a.shape[0] == 1 and b.shape[0] == 1:
@@ -97,8 +107,11 @@ def matmul(xp, a, b, out=None):
     return xp.matmul(a, b) if out is None else xp.matmul(a, b, out=out)
 
 
-def _direct(cupy, a, b, out):
-    """The product through ``cublas<S|D>gemm``, or None where this path does not apply."""
+def _direct(cupy, a, b, out, beta=0):
+    """The product through ``cublas<S|D>gemm``, or None where this path does not apply.
+
+    ``beta`` 1 adds it to ``out`` (given).
+    """
     m, k = a.shape
     k2, n = b.shape
     if k != k2 or not (m and n and k) or m * n * k > DIRECT_MAX_MACS or max(m, n, k) > _INT_MAX:
@@ -121,6 +134,7 @@ def _direct(cupy, a, b, out):
     if b.data.device_id != device or cupy.cuda.runtime.getDevice() != device:
         return None
     gemm, one, zero, _, _ = scalars[a.dtype]
+    beta_at = one if beta else zero
     result = cupy.empty((m, n), dtype=a.dtype) if out is None else out
     op_b, op_a, n_, m_, k_, ldb, lda, ldc = gemm_arguments(a.shape, a_c, b.shape, b_c)
     handle = get_handle()
@@ -128,6 +142,6 @@ def _direct(cupy, a, b, out):
     cublas.setPointerMode(handle, _POINTER_MODE_HOST)
     gemm(
         handle, op_b, op_a, n_, m_, k_, one, b.data.ptr, ldb,
-        a.data.ptr, lda, zero, result.data.ptr, ldc,
+        a.data.ptr, lda, beta_at, result.data.ptr, ldc,
     )  # fmt: skip
     return result

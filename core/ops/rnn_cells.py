@@ -22,6 +22,7 @@ gate arithmetic. Arrays are kept in time order whatever the direction;
 Gate orders are MXNet's (and cuDNN's): LSTM [i, f, g, o], GRU [r, z, n].
 """
 
+from rebind.backends import cupy_gemm as gemm
 from rebind.backends.cupy_kernels import fusable
 
 __all__ = ["CELLS"]
@@ -82,7 +83,7 @@ class LSTMCell:
         fused = _fused_gpu(clip, xg, y, c0)
         for t in _steps(length, reverse):
             g = xg[t]
-            g += xp.matmul(h, whT)
+            gemm.matmul(xp, h, whT, out=g, accumulate=True)  # one GEMM into g on a GPU
             if fused:  # the gate arithmetic below as one kernel
                 from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
@@ -114,7 +115,7 @@ class LSTMCell:
                 from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
                 dc = cupy_kernels.lstm_step_backward(xp, g, tanh_c, c_prev, dy[t], dh, dc, d)
-                dh = xp.matmul(d, wh)
+                dh = gemm.matmul(xp, d, wh)
                 continue
             i, f = g[:, :hidden], g[:, hidden : 2 * hidden]
             cand, o = g[:, 2 * hidden : 3 * hidden], g[:, 3 * hidden :]
@@ -128,7 +129,7 @@ class LSTMCell:
             xp.multiply(d_cell * i, 1 - cand * cand, out=d[:, 2 * hidden : 3 * hidden])
             xp.multiply(dh * tanh_c, o * (1 - o), out=d[:, 3 * hidden :])
             dc = d_cell * f
-            dh = xp.matmul(d, wh)
+            dh = gemm.matmul(xp, d, wh)
         return dxg, dh, dc
 
 
@@ -145,7 +146,7 @@ class GRUCell:
         h = h0
         fused = _fused_gpu(None, xg, y, h0)
         for t in _steps(length, reverse):
-            hh = xp.matmul(h, whT)
+            hh = gemm.matmul(xp, h, whT)
             hh += bh
             g = xg[t]
             if fused:  # the gate arithmetic below as one kernel
@@ -182,8 +183,7 @@ class GRUCell:
                 from rebind.backends import cupy_rnn_kernels as cupy_kernels
 
                 carry = cupy_kernels.gru_step_backward(xp, g, hidden_n[t], h_prev, dy[t], dh, d, dH)
-                dh = xp.matmul(dH, wh)
-                dh += carry
+                dh = gemm.matmul(xp, dH, wh, out=carry, accumulate=True)
                 continue
             r, z, n = g[:, :hidden], g[:, hidden : 2 * hidden], g[:, 2 * hidden :]
             dh = dy[t] + dh
@@ -194,7 +194,7 @@ class GRUCell:
             xp.multiply(d_n * hidden_n[t], r * (1 - r), out=d[:, :hidden])
             xp.multiply(dh * (h_prev - n), z * (1 - z), out=d[:, hidden : 2 * hidden])
             dH[:, : 2 * hidden] = d[:, : 2 * hidden]
-            dh_next = xp.matmul(dH, wh)
+            dh_next = gemm.matmul(xp, dH, wh)
             dh_next += dh * z
             dh = dh_next
         return dhg, dh, None
@@ -212,7 +212,7 @@ class _SimpleCell:
         h = h0
         for t in _steps(xg.shape[0], reverse):
             g = xg[t]
-            g += xp.matmul(h, whT)
+            gemm.matmul(xp, h, whT, out=g, accumulate=True)  # one GEMM into g on a GPU
             cls.activate(xp, g, y[t])
             h = y[t]
         return h, None, ()
@@ -222,7 +222,7 @@ class _SimpleCell:
         for t in _steps(y.shape[0], not reverse):
             dh = dy[t] + dh
             xp.multiply(dh, cls.slope(xp, y[t]), out=dxg[t])
-            dh = xp.matmul(dxg[t], wh)
+            dh = gemm.matmul(xp, dxg[t], wh)
         return dxg, dh, None
 
 

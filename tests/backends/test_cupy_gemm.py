@@ -63,6 +63,15 @@ def test_numpy_operands_go_to_numpy():
     np.testing.assert_array_equal(out, a @ b)
 
 
+def test_accumulating_adds_the_product_into_out():
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    out = np.full((2, 4), 0.5)
+    assert cupy_gemm.matmul(np, a, b, out=out, accumulate=True) is out
+    np.testing.assert_array_equal(out, a @ b + 0.5)
+    with pytest.raises(ValueError, match="give out"):
+        cupy_gemm.matmul(np, a, b, accumulate=True)
+
+
 def _cupy_or_skip():
     backend = registry.lookup("backends", "cupy")
     reason = backend.unavailable_reason()
@@ -87,6 +96,9 @@ def test_direct_products_equal_cupys_for_every_layout(dtype):
         out = cupy.full((m, n), 7, dtype=dtype)
         assert cupy_gemm.matmul(cupy, a, b, out=out) is out
         np.testing.assert_allclose(out.get(), expected.get(), rtol=tolerance, atol=tolerance)
+        # beta 1: added to what out holds
+        assert cupy_gemm.matmul(cupy, a, b, out=out, accumulate=True) is out
+        np.testing.assert_allclose(out.get(), 2 * expected.get(), rtol=tolerance, atol=tolerance)
 
 
 @pytest.mark.gpu
