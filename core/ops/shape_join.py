@@ -7,6 +7,7 @@ SliceChannel has ``num_outputs`` outputs named output0, output1, ...
 import attrs
 
 from .base import OpDef, merge_shape, mismatch
+from .consecutive import stack
 from .params import param, positive
 from .shape import normalize_axis
 
@@ -140,7 +141,8 @@ def _stack_infer_shape(p, in_shapes, out_shapes, aux_shapes):
 
 def _stack_forward(ctx, p, inputs, aux):
     axis = normalize_axis(p.axis, inputs[0].ndim, inputs[0].shape, "arg0", extra=1)
-    return [ctx.xp.stack(inputs, axis=axis)], axis
+    # one copy where the inputs lie end to end (a fused layer's steps), no concatenation
+    return [stack(ctx.xp, inputs, axis=axis)], axis
 
 
 def _stack_backward(ctx, p, saved, out_grads, need_grad):

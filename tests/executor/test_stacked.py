@@ -1,16 +1,18 @@
-"""``fused_ops.stacked``: a stack of arrays lying end to end in one buffer is a view of it.
+"""``ops.consecutive``: a stack of arrays lying end to end in one buffer, from its memory.
 
 The batched projections stack a layer's time steps (its outputs forward, its
 gate gradients backward), which the fused layer writes as consecutive blocks
-of one buffer. The view must equal ``xp.stack`` wherever it is taken, be
-taken only for such a run, and be read-only; anything else is stacked as
-before (a new array). On a GPU the same checks run on CuPy arrays.
+of one buffer; so does the stack of a layer's merged outputs. ``stacked``'s
+view must equal ``xp.stack`` wherever it is taken, be taken only for such a
+run, and be read-only; ``stack`` always gives a new array, copied from that
+view. Anything else is stacked as before (a new array). On a GPU the same
+checks run on CuPy arrays.
 """
 
 import numpy as np
 import pytest
 
-from rebind.executor.fused_ops import stacked
+from rebind.ops.consecutive import stack, stacked
 
 
 def _steps(xp, count=5, rows=3, width=4, dtype="float32"):
@@ -34,6 +36,11 @@ def test_consecutive_blocks_stack_as_a_read_only_view(xp, axis):
     assert _shares(xp, got, buffer)
     if xp is np:
         assert not got.flags.writeable
+    copied = stack(xp, steps, axis=axis)  # a new array of the same values
+    assert bool((copied == expected).all()) and not _shares(xp, copied, buffer)
+    assert copied.flags.c_contiguous
+    copied[...] = 0  # writeable, and writing it leaves the steps alone
+    assert bool((xp.stack(steps, axis=axis) == expected).all())
 
 
 def _not_a_run(xp):
@@ -67,9 +74,11 @@ def _not_a_run(xp):
 def test_anything_else_is_stacked_as_before(xp, case):
     arrays = _not_a_run(xp)[case]
     if case == "other shapes":
-        with pytest.raises(ValueError):
-            stacked(xp, arrays)
+        for function in (stacked, stack):
+            with pytest.raises(ValueError):
+                function(xp, arrays)
         return
-    got = stacked(xp, arrays)
-    assert bool((got == xp.stack(arrays)).all())
-    assert not any(_shares(xp, got, a) for a in arrays)  # a new array
+    for function in (stacked, stack):
+        got = function(xp, arrays)
+        assert bool((got == xp.stack(arrays)).all())
+        assert not any(_shares(xp, got, a) for a in arrays)  # a new array
