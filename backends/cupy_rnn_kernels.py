@@ -13,13 +13,22 @@ loop). Compiled on first use; importing this module does not import CuPy.
 
 import functools
 
+from . import cupy_kernels
 from .cupy_kernels import _kernel
 
 
 def _per_unit(cupy, name, in_params, out_params, body, hidden, rows):
-    """A kernel over the ``rows * hidden`` units of a batch; called with the arrays and H."""
-    kernel = _kernel(cupy, name, f"{in_params}, int64 H", out_params, body)
-    return functools.partial(kernel, size=rows * hidden)
+    """A kernel over the ``rows * hidden`` units of a batch; called with the arrays and H.
+
+    The sized callable is kept beside the kernel (``cupy_kernels._KERNELS``): a
+    layer calls one 35 times a pass, each time with the same size.
+    """
+    size, cache = rows * hidden, cupy_kernels._KERNELS  # the module's (tests replace it)
+    sized = cache.get((name, size))
+    if sized is None:
+        kernel = _kernel(cupy, name, f"{in_params}, int64 H", out_params, body)
+        sized = cache[(name, size)] = functools.partial(kernel, size=size)
+    return sized
 
 
 __all__ = [
