@@ -52,6 +52,12 @@ _BACKWARD_BODY = lstm_backward_body("dh_out[i] + dh_next[i]", "(dc_out[i] + dc_n
 # h_prev . W^T for the unit's four gates: W^T (H, 4H) C-contiguous, so the threads of
 # consecutive units read consecutive weights
 _GATE_SUMS = """
+    const long long NH = N * H;
+    const T* const h_prev = &outputs[t * NH];  // this step's input state and output
+    const T* const c_prev = &states[t * NH];
+    T* const h = &outputs[(t + 1) * NH];
+    T* const c = &states[(t + 1) * NH];
+    T* const saved = &kept_all[t * 5 * NH];
     T sum0 = T(0);
     T sum1 = T(0);
     T sum2 = T(0);
@@ -74,6 +80,13 @@ _FORWARD_WITH_PRODUCT_BODY = lstm_forward_body(
 # gate, so that a thread's additions do not all wait on one another (M: H terms each,
 # or 0 at the last step)
 _NEXT_SUM = """
+    const long long NH = N * H;
+    const T* const saved = &kept_all[t * 5 * NH];
+    const T* const c_prev = &states[t * NH];
+    const T* const dc_next = &carried[((t + 1) % 2) * NH];  // zeros at the last step
+    T* const d_c_prev = &carried[(t % 2) * NH];
+    T* const d_gates = &d_gates_all[t * 4 * NH];
+    const T* const d_gates_next = &d_gates_all[(M > 0 ? t + 1 : t) * 4 * NH];
     T next0 = T(0);
     T next1 = T(0);
     T next2 = T(0);
@@ -129,55 +142,61 @@ def lstm_layer_backward(cupy, saved, c_prev, dc_out, dc_next, dh_out, dh_next, d
     )(saved, c_prev, dc_out, dc_next, dh_out, dh_next, hidden, d_gates, d_c_prev)
 
 
-def lstm_layer_forward_with_product(cupy, i2h, h_prev, weight_t, bias, c_prev, c, h, saved):
-    """One time step with its recurrent product: writes ``c``, ``h`` and ``saved``.
+def lstm_layer_forward_with_product(cupy, t, i2h, weight_t, bias, states, outputs, kept):
+    """Time step ``t`` with its recurrent product, in the layer's buffers.
 
-    As ``lstm_layer_forward``, the product ``h_prev . W^T`` worked out here:
-    ``h_prev`` (N, H) and ``weight_t`` (H, 4H), the weight transposed, are
-    C-contiguous.
+    ``states`` and ``outputs`` (T + 1, N, H) hold the begin state and output
+    at 0; step ``t`` reads them at ``t`` and writes them at ``t + 1``, and
+    writes ``kept`` (T, N, 5H) at ``t``. ``i2h`` (N, 4H) is the step's input
+    projection (may be strided); ``weight_t`` (H, 4H) the weight transposed
+    and ``bias`` (4H), C-contiguous. Whole buffers and a step number, not
+    views of them: a view costs CuPy host time too, five a step.
     """
-    rows, hidden = c.shape
+    _, rows, hidden = states.shape
     _per_unit(
         cupy,
         "rebind_lstm_layer_forward_with_product",
-        "raw T i2h, raw T h_prev, raw T weight_t, raw T bias, raw T c_prev",
-        "raw T c, raw T h, raw T saved",
+        "raw T i2h, raw T weight_t, raw T bias, int64 t, int64 N",
+        "raw T states, raw T outputs, raw T kept_all",
         _FORWARD_WITH_PRODUCT_BODY,
         hidden,
         rows,
-    )(i2h, h_prev, weight_t, bias, c_prev, hidden, c, h, saved)
+    )(i2h, weight_t, bias, t, rows, hidden, states, outputs, kept)
 
 
 def lstm_layer_backward_with_product(
-    cupy, saved, c_prev, dc_out, dc_next, dh_out, d_gates_next, weight, d_gates, d_c_prev
+    cupy, t, last, kept, states, dc_out, dh_out, weight, d_gates, carried
 ):
-    """One time step backwards, the output's gradient from the next step worked out here.
+    """Time step ``t`` backwards, the output's gradient from step ``t + 1`` worked out here.
 
-    As ``lstm_layer_backward``, with ``d_gates_next . weight`` for ``dh_next``:
-    the next step's gate gradients (N, 4H) and the recurrent weight (4H, H),
-    C-contiguous; ``d_gates_next`` None at the last step (no next step).
+    Reads the buffers of ``lstm_layer_forward_with_product`` and writes
+    ``d_gates`` (T, N, 4H) at ``t``; the state's gradient goes between the
+    steps through ``carried`` (2, N, H): step ``t`` reads it at
+    ``(t + 1) % 2`` (zeros before the ``last`` step) and writes ``t % 2``.
+    ``dc_out`` and ``dh_out`` (N, H) are what reaches the step's state and
+    output from outside the layer; ``weight`` (4H, H), C-contiguous.
     """
-    rows, hidden = c_prev.shape
-    terms = 0 if d_gates_next is None else hidden
+    _, rows, hidden = states.shape
+    terms = 0 if last else hidden  # the sums over the next step's gradients
     _per_unit(
         cupy,
         "rebind_lstm_layer_backward_with_product",
-        "raw T saved, raw T c_prev, raw T dc_out, raw T dc_next, raw T dh_out, "
-        "raw T d_gates_next, raw T weight, int64 M",
-        "raw T d_gates, raw T d_c_prev",
+        "raw T kept_all, raw T states, raw T dc_out, raw T dh_out, raw T weight, "
+        "int64 t, int64 M, int64 N",
+        "raw T d_gates_all, raw T carried",
         _BACKWARD_WITH_PRODUCT_BODY,
         hidden,
         rows,
     )(
-        saved,
-        c_prev,
+        kept,
+        states,
         dc_out,
-        dc_next,
         dh_out,
-        dc_out if d_gates_next is None else d_gates_next,  # not read without terms
         weight,
+        t,
         terms,
+        rows,
         hidden,
         d_gates,
-        d_c_prev,
+        carried,
     )

@@ -78,13 +78,13 @@ __SUMS__
 _LSTM_BACKWARD_TEMPLATE = """
     const long long row = i / H;
     const long long j = i % H;
+__SUMS__
     const long long kept = row * 5 * H + j;
     const T in_gate = saved[kept];
     const T forget_gate = saved[kept + H];
     const T transform = saved[kept + 2 * H];
     const T out_gate = saved[kept + 3 * H];
     const T squashed = saved[kept + 4 * H];
-__SUMS__
     const T d_out = __DH__;
     const T d_state = __DC__ + (d_out * out_gate) * (T(1) - squashed * squashed);
     d_c_prev[i] = d_state * forget_gate;
@@ -113,7 +113,7 @@ def lstm_forward_body(preactivation, sums=""):
 def lstm_backward_body(d_out, d_state, sums=""):
     """The cell's backward body with the given output and state gradients.
 
-    ``sums`` is code run before those are read, with ``row``, ``j`` and ``kept`` defined.
+    ``sums`` is code run first, with ``row`` and ``j`` defined.
     """
     body = _LSTM_BACKWARD_TEMPLATE.replace("__SUMS__", sums)
     return body.replace("__DH__", d_out).replace("__DC__", d_state)

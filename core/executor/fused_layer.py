@@ -76,11 +76,9 @@ def _layer_forward(ctx, p, inputs, aux):
     kept = xp.empty((count, rows, 5 * hidden), dtype=dtype)
     if _with_product(hidden):
         weight_t = xp.ascontiguousarray(weight.T)
+        forward = kernels.lstm_layer_forward_with_product
         for t in range(count):
-            kernels.lstm_layer_forward_with_product(
-                xp, steps_in[t], outputs[t], weight_t, bias, states[t], states[t + 1],
-                outputs[t + 1], kept[t],
-            )  # fmt: skip
+            forward(xp, t, steps_in[t], weight_t, bias, states, outputs, kept)
     else:
         weight_t = weight.T
         for t in range(count):
@@ -126,27 +124,26 @@ def _layer_backward(ctx, p, saved, out_grads, need_grad):
     _, rows, hidden = states.shape
     zeros = xp.zeros((rows, hidden), dtype=states.dtype)
     d_gates = xp.empty((count, rows, 4 * hidden), dtype=states.dtype)
-    carried = xp.empty((2, rows, hidden), dtype=states.dtype)  # the state's, in turns
-    with_product = _with_product(hidden)
-    dc_next = dh_next = zeros
-    for t in range(count - 1, -1, -1):
-        dc_out, dh_out = (zeros if g is None else g for g in reaching[t])
-        d_c_prev = carried[t % 2]
-        if with_product:
-            later = d_gates[t + 1] if t + 1 < count else None
-            kernels.lstm_layer_backward_with_product(
-                xp, kept[t], states[t], dc_out, dc_next, dh_out, later, weight, d_gates[t],
-                d_c_prev,
-            )  # fmt: skip
-        else:
+    if _with_product(hidden):
+        # the state's gradient between steps, in turns (zeros before the last step)
+        carried = xp.zeros((2, rows, hidden), dtype=states.dtype)
+        backward = kernels.lstm_layer_backward_with_product
+        for t in range(count - 1, -1, -1):
+            dc_out, dh_out = (zeros if g is None else g for g in reaching[t])
+            backward(xp, t, t == count - 1, kept, states, dc_out, dh_out, weight, d_gates, carried)
+        dc_next = carried[0]  # step 0 wrote it
+    else:
+        dc_next = dh_next = zeros
+        for t in range(count - 1, -1, -1):
+            dc_out, dh_out = (zeros if g is None else g for g in reaching[t])
+            d_c_prev = xp.empty((rows, hidden), dtype=states.dtype)
             kernels.lstm_layer_backward(
                 xp, kept[t], states[t], dc_out, dc_next, dh_out, dh_next, d_gates[t], d_c_prev
             )
+            dc_next = d_c_prev
             if t:
                 dh_next = gemm.matmul(xp, d_gates[t], weight)
-        dc_next = d_c_prev
-    if need_grad[count + 2]:  # the begin output's
-        dh_next = gemm.matmul(xp, d_gates[0], weight)
+    dh_next = gemm.matmul(xp, d_gates[0], weight) if need_grad[count + 2] else None
     grads = [d_gates[t] if need_grad[t] else None for t in range(count)]
     flat = d_gates.reshape(count * rows, 4 * hidden)
     inputs = outputs[:count].reshape(count * rows, hidden)
