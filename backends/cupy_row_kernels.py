@@ -83,6 +83,13 @@ _SOFTMAX_BODY = """
     }
 """
 
+# the same with a bias added to each score as it is read (x is overwritten only after
+# the second pass has read it, when out is x)
+_SOFTMAX_BIAS_BODY = (
+    _SOFTMAX_BODY.replace("T top = x[first];", "T top = x[first] + bias[0];")
+    .replace("const T v = x[first + c];", "const T v = x[first + c] + bias[c];")
+    .replace("exp(x[first + c] - top)", "exp((x[first + c] + bias[c]) - top)")
+)
 _ARGMAX = """
     const long long first = i * width;
     long long best = 0;
@@ -101,12 +108,21 @@ _ADD_CORRECT_BODY = _ARGMAX + f"    if ((int)best == (int)label) {{{_ADD_TOTALS}
 _ADD_EQUAL_BODY = f"    if ((int)pred == (int)label) {{{_ADD_TOTALS}    }}\n"
 
 
-def softmax_rows(cupy, x, out):
-    """The softmax of each row of the C-contiguous 2-D ``x`` into ``out`` (may be ``x``)."""
+def softmax_rows(cupy, x, out, bias=None):
+    """The softmax of each row of the C-contiguous 2-D ``x`` into ``out`` (may be ``x``).
+
+    With ``bias`` (one value a column, C-contiguous) the rows of ``x + bias``:
+    each sum formed where it is read, as a FullyConnected forms it.
+    """
     rows, width = x.shape
-    params = ("raw T x, int64 width", "raw T out")
-    kernel = _kernel(cupy, "rebind_softmax_rows", *params, _SOFTMAX_BODY)
-    kernel(x, width, out, size=rows)
+    if bias is None:
+        params = ("raw T x, int64 width", "raw T out")
+        kernel = _kernel(cupy, "rebind_softmax_rows", *params, _SOFTMAX_BODY)
+        kernel(x, width, out, size=rows)
+        return out
+    params = ("raw T x, raw T bias, int64 width", "raw T out")
+    kernel = _kernel(cupy, "rebind_softmax_bias_rows", *params, _SOFTMAX_BIAS_BODY)
+    kernel(x, bias, width, out, size=rows)
     return out
 
 

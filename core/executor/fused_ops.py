@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 
 from rebind.backends import cupy_gemm as gemm
-from rebind.backends import cupy_nn_kernels
+from rebind.backends import cupy_nn_kernels, cupy_row_kernels
 from rebind.backends.cupy_kernels import fusable
 
 from ..ops.base import OpDef
@@ -114,6 +114,8 @@ class ProjectedSoftmaxParams:
     softmax_op: object
     softmax_params: object
     has_bias: bool
+    # the FullyConnected's parameters without its bias, which a GPU's softmax kernel adds
+    fc_unbiased: object = None
 
 
 _IN_PLACE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -127,12 +129,26 @@ def _projected_softmax_forward(ctx, p, inputs, aux):
     (computed through float32) runs the two kernels as they are.
     """
     label = inputs[-1]
+    if p.has_bias and p.fc_unbiased is not None and _bias_in_softmax(p, inputs):
+        # a GPU's rows of few classes: the bias added in the softmax kernel, one launch less
+        (logits,), fc_saved = p.fc_op.forward(ctx, p.fc_unbiased, inputs[:2], [])
+        prob = softmax_rows(ctx.xp, logits, logits, bias=inputs[2])
+        return [prob], (fc_saved, (prob, label))
     (logits,), fc_saved = p.fc_op.forward(ctx, p.fc_params, inputs[:-1], [])
     if logits.dtype not in _IN_PLACE_DTYPES:
         (prob,), softmax_saved = p.softmax_op.forward(ctx, p.softmax_params, [logits, label], [])
         return [prob], (fc_saved, softmax_saved)
     prob = softmax_rows(ctx.xp, logits, logits)
     return [prob], (fc_saved, (prob, label))
+
+
+def _bias_in_softmax(p, inputs):
+    data, weight, bias = inputs[:3]
+    return (
+        0 < p.fc_params.num_hidden <= cupy_row_kernels.MAX_WIDTH
+        and fusable(data, weight, bias)
+        and bias.flags.c_contiguous
+    )
 
 
 def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):

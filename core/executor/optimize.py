@@ -523,12 +523,14 @@ def _plain_softmax(params):
 
 
 def _fused_softmax_step(plan, projection, softmax):
+    has_bias = len(projection.inputs) == 3
     params = ProjectedSoftmaxParams(
         fc_op=projection.op,
         fc_params=projection.params,
         softmax_op=softmax.op,
         softmax_params=softmax.params,
-        has_bias=len(projection.inputs) == 3,
+        has_bias=has_bias,
+        fc_unbiased=attrs.evolve(projection.params, no_bias=True) if has_bias else None,
     )
     return type(softmax)(
         softmax.node,

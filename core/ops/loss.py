@@ -101,15 +101,19 @@ def _softmax(xp, x, axis):
     return out
 
 
-def softmax_rows(xp, x, out):
+def softmax_rows(xp, x, out, bias=None):
     """The softmax of each row of the 2-D ``x``, written into ``out`` (which may be ``x``).
 
     On the CPU a block of rows at a time, so that its passes (max, subtract,
     exp, sum, divide) run in the cache: the same operations, the same values.
     On a GPU, rows of few classes are one kernel (``cupy_row_kernels``).
+    ``bias`` (one value a column) is added to ``x`` first: inside that kernel
+    (the same float additions), else into ``x`` itself.
     """
-    if _one_kernel_rows(x, out):
-        return cupy_row_kernels.softmax_rows(xp, x, out)
+    if _one_kernel_rows(x, out) and (bias is None or fusable(x, bias, contiguous=True)):
+        return cupy_row_kernels.softmax_rows(xp, x, out, bias)
+    if bias is not None:
+        x += bias
     if x.shape[0] == 1 and x.shape[1] and xp is np:  # one row: whole-array reductions
         xp.subtract(x, x.max(), out=out)
         xp.exp(out, out=out)

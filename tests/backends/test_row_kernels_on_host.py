@@ -47,6 +47,21 @@ def test_softmax_kernel_equals_the_cpu_softmax(host_cupy, dtype, width, inplace)
     assert np.isnan(got[5]).all() and np.isnan(expected[5]).all()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_a_bias_is_added_in_the_softmax_kernel_as_before_it(host_cupy, dtype, inplace):
+    x = _scores(20, 10, seed=8, dtype=dtype)
+    bias = _scores(1, 10, seed=9, dtype=dtype)[0]
+    x[4, 2] = np.nan
+    expected = cupy_row_kernels.softmax_rows(host_cupy, x + bias, np.empty_like(x))
+    given = x.copy()
+    out = given if inplace else np.empty_like(x)
+    got = cupy_row_kernels.softmax_rows(host_cupy, given, out, bias)
+    assert got is out
+    np.testing.assert_array_equal(got, expected)  # the same float additions, bit for bit
+    assert np.isnan(got[4]).all()
+
+
 def test_correct_rows_count_as_the_cpu_does(host_cupy):
     pred = _scores(40, 10, seed=1)
     pred[1, 3] = pred[1, 7] = pred[1].max() + 1  # a tie: the first maximum (3) is the class
