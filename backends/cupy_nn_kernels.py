@@ -21,6 +21,11 @@ operations, in the CPU kernels' order (``rebind.ops.nn``), in one pass:
   one thread per row;
 - Dropout's forward from its uniform draws: the mask (``scale`` where the
   draw is below ``keep``, else 0) and the output ``x * mask`` in one pass.
+- a FullyConnected's bias with the activation after it (``fused_dense``):
+  forward ``act(x + bias)`` over the product in place, the bias added as
+  the FullyConnected adds it; backward one thread per column walking down
+  the rows, each product ``grad * slope`` written and summed into the bias's
+  gradient in the rows' order (``cupy_row_kernels.column_sums``' order).
 
 The GPU's ``exp`` and ``tanh`` are CUDA's, so values match the CPU's to float
 rounding, not bit for bit. Importing this module does not import CuPy.
@@ -31,7 +36,9 @@ from .cupy_kernels import _kernel
 __all__ = [
     "FUSED_ACTIVATIONS",
     "activation_backward",
+    "activation_backward_with_bias_sums",
     "activation_forward",
+    "bias_activation_forward",
     "batchnorm_input_grad",
     "batchnorm_normalize",
     "dropout_forward",
@@ -69,6 +76,46 @@ def activation_backward(cupy, act_type, out, grad, inplace):
     body = f"dx = g * {_SLOPE[act_type]};"
     kernel = _kernel(cupy, f"rebind_{act_type}_grad", "T y, T g", "T dx", body)
     return kernel(out, grad, grad) if inplace else kernel(out, grad)
+
+
+def bias_activation_forward(cupy, act_type, x, bias):
+    """``act_type(x + bias)`` over the C-contiguous 2-D ``x`` itself (``bias``: a column's)."""
+    body = f"const T x = pre + bias[i % width]; {_FORWARD[act_type]}"
+    kernel = _kernel(cupy, f"rebind_bias_{act_type}", "T pre, raw T bias, int64 width", "T y", body)
+    return kernel(x, bias, x.shape[1], x)
+
+
+_BIAS_SUMS_BODY = """
+    T total = T(0);
+    for (long long r = 0; r < rows; ++r) {
+        const long long k = r * width + i;
+        const T y = outs[k];
+        const T g = grads[k] * __SLOPE__;
+        d_pre[k] = g;
+        total = total + g;
+    }
+    d_bias = total;
+"""
+
+
+def activation_backward_with_bias_sums(cupy, act_type, out, grad, d_pre):
+    """The activation's input gradient into ``d_pre``, and the bias's gradient returned.
+
+    One thread per column of the C-contiguous 2-D ``out``, ``grad`` and ``d_pre``
+    (``d_pre`` may be ``grad``): ``grad * slope(out)`` row by row, written and
+    added up in the rows' order.
+    """
+    rows, width = out.shape
+    kernel = _kernel(
+        cupy,
+        f"rebind_{act_type}_grad_bias_sums",
+        "raw T outs, raw T grads, int64 rows, int64 width",
+        "raw T d_pre, T d_bias",
+        _BIAS_SUMS_BODY.replace("__SLOPE__", _SLOPE[act_type]),
+    )
+    d_bias = cupy.empty(width, dtype=out.dtype)
+    kernel(out, grad, rows, width, d_pre, d_bias)
+    return d_bias
 
 
 # name -> (inputs, outputs, body) of the kernels below run through _run

@@ -16,13 +16,24 @@ the pooling applies the derivative, at its (fewer) outputs.
 import attrs
 import numpy as np
 
+from .fused_dense import DENSE_ACTIVATION
 from .fused_ops import PROJECTED_SOFTMAX_OUTPUT
 
 __all__ = ["fold_into_pooling", "mark", "readers_of"]
 
 # readers whose backward returns the gradient of their data (input 0) as a new array
 # (or a view of one that nothing else holds)
-_FRESH_DATA_GRADIENT = ("FullyConnected", PROJECTED_SOFTMAX_OUTPUT.name, "Convolution", "Pooling")
+_FRESH_DATA_GRADIENT = (
+    "FullyConnected",
+    PROJECTED_SOFTMAX_OUTPUT.name,
+    DENSE_ACTIVATION.name,
+    "Convolution",
+    "Pooling",
+)
+# plan-only steps whose backward gives their data a fresh gradient
+_FUSED_READERS = (PROJECTED_SOFTMAX_OUTPUT.name, DENSE_ACTIVATION.name)
+# steps ending in an activation that can multiply into the gradient it receives
+_ACTIVATIONS = ("Activation", DENSE_ACTIVATION.name)
 
 
 def readers_of(plan):
@@ -39,7 +50,7 @@ def _activations_with_one_reader(plan):
     readers = readers_of(plan)
     kept = plan.kept_slots
     for step in plan.steps:
-        if step.op.name != "Activation" or step.moves:
+        if step.op.name not in _ACTIVATIONS or step.moves:
             continue
         slot = step.outputs[0]
         found = readers.get(slot, [])
@@ -56,7 +67,7 @@ def mark(plan):
     for step, reader in _activations_with_one_reader(plan):
         if reader.op.name not in _FRESH_DATA_GRADIENT:
             continue
-        if reader.op is not reader.node.op and reader.op.name != PROJECTED_SOFTMAX_OUTPUT.name:
+        if reader.op is not reader.node.op and reader.op.name not in _FUSED_READERS:
             continue  # a backend's own kernel: its gradients' memory is not known here
         step.train_ctx = attrs.evolve(step.train_ctx, grad_inplace=True)
         marked.append(step)
