@@ -35,9 +35,9 @@ def _rewrites(executor):
     return [kind for kind, _, _ in executor._plan.optimizations]
 
 
-def _run(symbol, rows, is_train=True):
-    executor = symbol.simple_bind(mx.cpu(), data=(rows, 5), softmax_label=(rows,))
-    rng = np.random.default_rng(rows)
+def values(executor, is_train, seed=0):
+    """Outputs and gradients after seeded inputs (labels of 4 classes)."""
+    rng = np.random.default_rng(seed)
     for name, array in sorted(executor.arg_dict.items()):
         if name == "softmax_label":
             array[:] = rng.integers(0, 4, array.shape)
@@ -45,10 +45,14 @@ def _run(symbol, rows, is_train=True):
             array[:] = rng.standard_normal(array.shape)
     outputs = [o.asnumpy() for o in executor.forward(is_train=is_train)]
     if not is_train:
-        return _rewrites(executor), outputs, {}
+        return outputs, {}
     executor.backward()
-    grads = {n: g.asnumpy() for n, g in executor.grad_dict.items() if g is not None}
-    return _rewrites(executor), outputs, grads
+    return outputs, {n: g.asnumpy() for n, g in executor.grad_dict.items() if g is not None}
+
+
+def _run(symbol, rows, is_train=True):
+    executor = symbol.simple_bind(mx.cpu(), data=(rows, 5), softmax_label=(rows,))
+    return _rewrites(executor), *values(executor, is_train, seed=rows)
 
 
 def _assert_close(expected, got, rtol):

@@ -29,16 +29,23 @@ def kernel_names(request, monkeypatch):
     return "lstm_layer_forward_with_product", "lstm_layer_backward_with_product"
 
 
-@pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
-def test_the_gpu_path_gives_the_fused_cells_values(
-    host_cupy, monkeypatch, kernel_names, states_out
-):
-    launched = []
+def _runner(monkeypatch, host_cupy, launched):
+    """``run_layer`` for ``_compare``: the layered executor's values through host kernels."""
 
     def through_host_kernels(executor, is_train):
         with monkeypatch.context() as patch:
             _through_host_kernels(patch, host_cupy, launched)
             return _values(executor, is_train)
+
+    return through_host_kernels
+
+
+@pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
+def test_the_gpu_path_gives_the_fused_cells_values(
+    host_cupy, monkeypatch, kernel_names, states_out
+):
+    launched = []
+    through_host_kernels = _runner(monkeypatch, host_cupy, launched)
 
     expected, got = _compare(
         _lm(LENGTH, states_out=states_out), monkeypatch, run_layer=through_host_kernels
@@ -55,11 +62,7 @@ def test_time_major_steps_through_the_gpu_path(host_cupy, monkeypatch, kernel_na
     from ..executor.test_graph_optimize import _lstm_lm
 
     launched = []
-
-    def through_host_kernels(executor, is_train):
-        with monkeypatch.context() as patch:
-            _through_host_kernels(patch, host_cupy, launched)
-            return _values(executor, is_train)
+    through_host_kernels = _runner(monkeypatch, host_cupy, launched)
 
     symbol = _lstm_lm(4, "TNC", merge_outputs=False)
     expected, got = _compare(
@@ -76,11 +79,7 @@ def test_begin_states_that_learn_through_the_gpu_path(host_cupy, monkeypatch, ke
     import rebind as mx
 
     launched = []
-
-    def through_host_kernels(executor, is_train):
-        with monkeypatch.context() as patch:
-            _through_host_kernels(patch, host_cupy, launched)
-            return _values(executor, is_train)
+    through_host_kernels = _runner(monkeypatch, host_cupy, launched)
 
     begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
     shapes = {

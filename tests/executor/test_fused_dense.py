@@ -11,21 +11,7 @@ import pytest
 import rebind as mx
 from rebind.executor import fused_dense
 
-from ..backends.test_dense_on_host import _mlp
-
-
-def _values(executor, is_train):
-    rng = np.random.default_rng(0)
-    for name, array in sorted(executor.arg_dict.items()):
-        if name == "softmax_label":
-            array[:] = rng.integers(0, 4, array.shape)
-        else:
-            array[:] = rng.standard_normal(array.shape)
-    outputs = [o.asnumpy() for o in executor.forward(is_train=is_train)]
-    if not is_train:
-        return outputs, {}
-    executor.backward()
-    return outputs, {n: g.asnumpy() for n, g in executor.grad_dict.items() if g is not None}
+from ..backends.test_dense_on_host import _mlp, values
 
 
 @pytest.mark.gpu
@@ -42,7 +28,7 @@ def test_gpu_dense_steps_give_the_plain_plans_values(monkeypatch, rows, is_train
     dense = _mlp().simple_bind(mx.gpu(0), **shapes)
     kinds = [kind for kind, _, _ in dense._plan.optimizations]
     assert kinds.count("dense_activation") == 3
-    (out_e, grads_e), (out_g, grads_g) = _values(plain, is_train), _values(dense, is_train)
+    (out_e, grads_e), (out_g, grads_g) = values(plain, is_train), values(dense, is_train)
     for e, g in zip(out_e, out_g, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
     assert sorted(grads_e) == sorted(grads_g)
