@@ -8,11 +8,13 @@ and a small model's step is mostly such costs. MXNet 1.9 aggregates the same
 way (``multi_sgd_mom_update``, up to ``MXNET_OPTIMIZER_AGGREGATION_SIZE``
 weights per call).
 
-Here up to ``GROUP`` weights that share a dtype and their scalars (rate,
-decay, ...) are updated by one kernel over all their elements: each position
-finds its weight by comparing itself with the weights' start offsets, then
-runs the single kernel's body on that weight's element, so the arithmetic
-and its order are the single kernel's. Rules: SGD with and without momentum
+Here up to ``GROUP`` weights that share a dtype are updated by one kernel
+over all their elements: each position finds its weight by comparing itself
+with the weights' start offsets, then runs the single kernel's body on that
+weight's element, so the arithmetic and its order are the single kernel's.
+SGD's rate and decay are chosen per weight the same way (MXNet gives biases
+no weight decay: weights and biases still share one launch); Adam's scalars
+are shared by a launch's weights. Rules: SGD with and without momentum
 (``cupy_kernels.sgd_step``'s body), and Adam from the raw gradient (the
 rescaling, decay and clipping ``Adam`` applies first, then
 ``cupy_kernels.adam_step``'s body): one launch where Adam took four or five
@@ -47,13 +49,19 @@ _ADAM_GRADIENT = """
     }
 """
 
-# rule -> (the arrays of each weight, of which _READ_ONLY ones are read only; its scalars;
-# the body run on one element)
+# rule -> (the arrays of each weight, of which _READ_ONLY ones are read only; the scalars
+# of each weight; the scalars shared by the launch; the body run on one element)
 _RULES = {
-    "sgd": (("weight", "grad"), ("decay", "rate"), _SGD_BODY),
-    "sgd_momentum": (("weight", "grad", "mom"), ("momentum", "decay", "rate"), _SGD_MOMENTUM_BODY),
+    "sgd": (("weight", "grad"), ("decay", "rate"), (), _SGD_BODY),
+    "sgd_momentum": (
+        ("weight", "grad", "mom"),
+        ("decay", "rate"),
+        ("momentum",),
+        _SGD_MOMENTUM_BODY,
+    ),
     "adam": (
         ("weight", "given", "mean", "var"),
+        (),
         ("rescale", "wd", "bound", "lr", "beta1", "beta2", "epsilon"),
         _ADAM_GRADIENT + _ADAM_BODY,
     ),
@@ -61,20 +69,23 @@ _RULES = {
 _READ_ONLY = ("grad", "given")
 
 
-def _select(names, count):
-    """Code choosing each ``<name>_at<t>`` address, and ``first``, the chosen weight's start.
+def _select(names, count, scalars=()):
+    """Code choosing each ``<name>_at<t>`` address and ``<scalar><t>``, and ``first``.
 
     Position i of the concatenated weights belongs to the last weight whose
     start is <= i (start0 is 0, starts ascend; an empty weight shares its
     start with the next and is never chosen): one comparison per weight, each
     choosing among scalar parameters, so everything stays in registers (a
     local array indexed by a computed weight number would live in each
-    thread's stack memory).
+    thread's stack memory). ``first`` is the chosen weight's start.
     """
     lines = [f"    unsigned long long {n}_at = {n}_at0;\n" for n in names]
+    lines += [f"    T {n} = {n}0;\n" for n in scalars]
     lines.append("    long long first = 0;\n")
     for k in range(1, count):
-        chosen = " ".join(f"{n}_at = {n}_at{k};" for n in names)
+        chosen = " ".join(
+            [f"{n}_at = {n}_at{k};" for n in names] + [f"{n} = {n}{k};" for n in scalars]
+        )
         lines.append(f"    if (i >= start{k}) {{ {chosen} first = start{k}; }}\n")
     lines.append("    const long long j = i - first;\n")
     return "".join(lines)
@@ -84,11 +95,12 @@ def _kernel(cupy, rule, count):
     key = (rule, count)
     kernel = _KERNELS.get(key)
     if kernel is None:
-        arrays, scalars, element = _RULES[rule]
+        arrays, own, shared, element = _RULES[rule]
         params = [f"uint64 {name}_at{k}" for name in arrays for k in range(count)]
         params += [f"int64 start{k}" for k in range(count)]
-        params += [f"T {name}" for name in scalars]
-        body = _select(arrays, count)
+        params += [f"T {name}{k}" for name in own for k in range(count)]
+        params += [f"T {name}" for name in shared]
+        body = _select(arrays, count, own)
         for name in arrays:
             if name in _READ_ONLY:
                 body += f"    const T {name} = reinterpret_cast<const T*>({name}_at)[j];\n"
@@ -113,18 +125,21 @@ def address(array):
     return array.ctypes.data if pointer is None else pointer
 
 
-def sgd_steps(cupy, weights, grads, moms, decay, rate, momentum):
+def sgd_steps(cupy, weights, grads, moms, decays, rates, momentum):
     """``cupy_kernels.sgd_step`` on every weight given, one launch per ``GROUP`` weights.
 
     ``weights``, ``grads`` and ``moms`` (None without momentum) are lists of
     C-contiguous CuPy arrays of one dtype (float32 or float64) on the current
-    device, each gradient and momentum of its weight's shape; the scalars are
-    in that dtype, shared by all.
+    device, each gradient and momentum of its weight's shape; ``decays`` and
+    ``rates`` hold each weight's (or one shared by all), ``momentum`` one
+    shared; all scalars in the weights' dtype.
     """
+    count = len(weights)
+    own = tuple(v if isinstance(v, (list, tuple)) else [v] * count for v in (decays, rates))
     if moms is None:
-        _launch(cupy, "sgd", (weights, grads), (decay, rate))
+        _launch(cupy, "sgd", (weights, grads), own, ())
     else:
-        _launch(cupy, "sgd_momentum", (weights, grads, moms), (momentum, decay, rate))
+        _launch(cupy, "sgd_momentum", (weights, grads, moms), own, (momentum,))
 
 
 def adam_steps(cupy, weights, grads, means, variances, scalars):
@@ -136,17 +151,19 @@ def adam_steps(cupy, weights, grads, means, variances, scalars):
     ``(rescale, wd, bound, lr, beta1, beta2, epsilon)`` in the weights' dtype,
     ``lr`` with the bias correction folded in. Arrays as for ``sgd_steps``.
     """
-    _launch(cupy, "adam", (weights, grads, means, variances), scalars)
+    _launch(cupy, "adam", (weights, grads, means, variances), (), scalars)
 
 
-def _launch(cupy, rule, arrays, scalars):
+def _launch(cupy, rule, arrays, own, shared):
+    """One launch per ``GROUP`` weights: ``arrays`` and ``own`` scalars are lists, one a weight."""
     weights = arrays[0]
     for first in range(0, len(weights), GROUP):
         part = slice(first, first + GROUP)
-        _launch_group(cupy, rule, [column[part] for column in arrays], scalars)
+        columns = [column[part] for column in arrays]
+        _launch_group(cupy, rule, columns, [values[part] for values in own], shared)
 
 
-def _launch_group(cupy, rule, arrays, scalars):
+def _launch_group(cupy, rule, arrays, own, shared):
     starts, total = [], 0
     for weight in arrays[0]:
         starts.append(total)
@@ -155,4 +172,5 @@ def _launch_group(cupy, rule, arrays, scalars):
         return
     arguments = [address(array) for column in arrays for array in column]
     kernel = _kernel(cupy, rule, len(arrays[0]))
-    kernel(*arguments, *starts, *scalars, arrays[0][0], size=total)
+    per_weight = [value for values in own for value in values]
+    kernel(*arguments, *starts, *per_weight, *shared, arrays[0][0], size=total)

@@ -108,8 +108,8 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
 
     The same float operations per weight as ``sgd_step``, so the same bits. A
     NumPy weight that fits one piece is updated through a scratch view of its
-    shape, without the piece loop. CuPy weights sharing a dtype, rates and
-    whether they have a momentum are updated in one launch
+    shape, without the piece loop. CuPy weights sharing a dtype and whether
+    they have a momentum are updated in one launch, each with its own rates
     (``cupy_multi_kernels``). Others go through ``sgd_step``. The float32 (or
     float64) rates are made once per distinct ``(dtype, lr, wd)``.
     """
@@ -128,22 +128,24 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
             kind = dtype.type
             lr_ = kind(lr)
             scalars = rates[key] = (lr_ * kind(wd), lr_ * kind(rescale), kind(momentum))
-        if not numpy_piece:
-            group = (dtype, _device_of(weight), *scalars[:2], mom is None)
-            groups.setdefault(group, []).append((weight, grad, mom))
+        if not numpy_piece:  # one launch per dtype and device, each weight its rates
+            group = (dtype, _device_of(weight), mom is None)
+            groups.setdefault(group, []).append((weight, grad, mom, *scalars[:2]))
             continue
         if scratch is None or scratch.dtype != dtype:
             scratch = _scratch(dtype, _PIECE)
         product = scratch[: weight.size].reshape(weight.shape)
         _sgd_piece(weight, grad, mom, product, *scalars)
-    for (dtype, _, decay, rate, plain), members in groups.items():
-        weights_, grads_, moms_ = (list(column) for column in zip(*members, strict=True))
+    for (dtype, _, plain), members in groups.items():
+        weights_, grads_, moms_, decays, rates_ = (list(c) for c in zip(*members, strict=True))
         momentum_ = dtype.type(momentum)
         if len(members) == 1:
-            cupy_kernels.sgd_step(_cupy(), *members[0], decay, rate, momentum_)
+            cupy_kernels.sgd_step(_cupy(), *members[0], momentum_)
         else:
             moms_ = None if plain else moms_
-            cupy_multi_kernels.sgd_steps(_cupy(), weights_, grads_, moms_, decay, rate, momentum_)
+            cupy_multi_kernels.sgd_steps(
+                _cupy(), weights_, grads_, moms_, decays, rates_, momentum_
+            )
 
 
 def _batched(weight, grad, mom):
