@@ -27,7 +27,14 @@ from rebind.backends.cupy_kernels import fusable
 from ..ops.base import OpDef
 from .fused_ops import _not_for_symbols
 
-__all__ = ["ANY_DEVICE", "DENSE_ACTIVATION", "DenseParams", "find", "fused_step"]
+__all__ = [
+    "ANY_DEVICE",
+    "DENSE_ACTIVATION",
+    "DenseParams",
+    "activation_after",
+    "find",
+    "fused_step",
+]
 
 # make the rewrite for every context, not only GPUs (tests)
 ANY_DEVICE = False
@@ -110,38 +117,44 @@ DENSE_ACTIVATION = OpDef(
 _ACT_TYPES = cupy_nn_kernels.FUSED_ACTIVATIONS
 
 
-def find(plan):
-    """``(FullyConnected step, Activation step)`` pairs that one step can replace."""
+def activation_after(plan, producer_name, any_device):
+    """``(producer, Activation)`` step pairs where the activation alone reads the output.
+
+    The producer is the plain ``producer_name`` op (not a backend's own), the
+    activation a relu, sigmoid or tanh on the same context, on a GPU (or any
+    context with ``any_device``); neither moves arrays nor has aux states, and
+    the value between them is no output of the graph nor kept.
+    """
     producers = {slot: step for step in plan.steps for slot in step.outputs}
     uses = {}
     for step in plan.steps:
         for slot in (*step.inputs, *step.aux):
             uses[slot] = uses.get(slot, 0) + 1
     unreadable = set(plan.head_slots) | plan.kept_slots
-    pairs = []
     for act in plan.steps:
         if act.op.name != "Activation" or act.op is not act.node.op or act.moves:
             continue
         if act.params.act_type not in _ACT_TYPES:
             continue
-        if not (ANY_DEVICE or act.context.device_type == "gpu"):
+        if not (any_device or act.context.device_type == "gpu"):
             continue
         slot = act.inputs[0]
-        fc = producers.get(slot)
-        if fc is None or fc.op.name != "FullyConnected" or fc.op is not fc.node.op:
+        producer = producers.get(slot)
+        if producer is None or producer.op.name != producer_name:
             continue
-        shape = plan.slot_shapes[slot]
-        if (
-            fc.moves
-            or fc.aux
-            or fc.params.no_bias
-            or len(fc.inputs) != 3
-            or fc.context != act.context
-            or uses.get(slot) != 1
-            or slot in unreadable
-            or shape is None
-            or len(shape) != 2
-        ):
+        if producer.op is not producer.node.op or producer.moves or producer.aux:
+            continue
+        if producer.context != act.context or uses.get(slot) != 1 or slot in unreadable:
+            continue
+        yield producer, act
+
+
+def find(plan):
+    """``(FullyConnected step, Activation step)`` pairs that one step can replace."""
+    pairs = []
+    for fc, act in activation_after(plan, "FullyConnected", ANY_DEVICE):
+        shape = plan.slot_shapes[act.inputs[0]]
+        if fc.params.no_bias or len(fc.inputs) != 3 or shape is None or len(shape) != 2:
             continue
         pairs.append((fc, act))
     return pairs

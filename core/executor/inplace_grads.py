@@ -16,6 +16,7 @@ the pooling applies the derivative, at its (fewer) outputs.
 import attrs
 import numpy as np
 
+from .fused_conv import CONV_ACTIVATION
 from .fused_dense import DENSE_ACTIVATION
 from .fused_ops import PROJECTED_SOFTMAX_OUTPUT
 
@@ -27,11 +28,12 @@ _FRESH_DATA_GRADIENT = (
     "FullyConnected",
     PROJECTED_SOFTMAX_OUTPUT.name,
     DENSE_ACTIVATION.name,
+    CONV_ACTIVATION.name,
     "Convolution",
     "Pooling",
 )
 # plan-only steps whose backward gives their data a fresh gradient
-_FUSED_READERS = (PROJECTED_SOFTMAX_OUTPUT.name, DENSE_ACTIVATION.name)
+_FUSED_READERS = (PROJECTED_SOFTMAX_OUTPUT.name, DENSE_ACTIVATION.name, CONV_ACTIVATION.name)
 # steps ending in an activation that can multiply into the gradient it receives
 _ACTIVATIONS = ("Activation", DENSE_ACTIVATION.name)
 

@@ -96,7 +96,7 @@ import attrs
 import numpy as np
 
 from ..ops.shape_join import STACK, StackParams
-from . import batch_last, fused_dense, fused_layer, fused_lstm, inplace_grads
+from . import batch_last, fused_conv, fused_dense, fused_layer, fused_lstm, inplace_grads
 from .fused_ops import (
     BATCHED_FULLY_CONNECTED,
     PROJECTED_SOFTMAX_OUTPUT,
@@ -144,10 +144,11 @@ def optimize(plan):
         fused = _fused_softmax_step(plan, projection, softmax)
         plan.steps = [fused if s is softmax else s for s in plan.steps if s is not projection]
         done.append(("projected_softmax", fused.name, 2))
-    for fc, act in fused_dense.find(plan):
-        fused = fused_dense.fused_step(plan, fc, act)
-        plan.steps = [fused if s is act else s for s in plan.steps if s is not fc]
-        done.append(("dense_activation", fused.name, 2))
+    for module, kind in ((fused_dense, "dense_activation"), (fused_conv, "conv_activation")):
+        for producer, act in module.find(plan):
+            fused = module.fused_step(plan, producer, act)
+            plan.steps = [fused if s is act else s for s in plan.steps if s is not producer]
+            done.append((kind, fused.name, 2))
     for step in _inplace_activations(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, inplace=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, inplace=True)

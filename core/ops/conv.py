@@ -171,8 +171,29 @@ class _ConvSaved:
     dtype: object
     cols: object = None
 
+    @property
+    def work_shape(self):
+        """The output's axes after the filters' in the working layout."""
+        batch = self.xt.shape[-1 if self.batch_last else 1]
+        return (*self.window.out, batch) if self.batch_last else (batch, *self.window.out)
+
 
 def _conv_forward(ctx, p, inputs, aux):
+    xp, data = ctx.xp, inputs[0]
+    out, saved = conv_work_forward(ctx, p, inputs[:2])
+    if not p.no_bias:
+        out += inputs[2].astype(out.dtype, copy=False)[:, None]
+    out = out.reshape(p.num_filter, *saved.work_shape)
+    out = from_work(xp, out, saved.batch_last, view=ctx.batch_last_out)
+    return [out.astype(data.dtype, copy=False)], saved
+
+
+def conv_work_forward(ctx, p, inputs):
+    """The product of ``inputs`` (data, weight) in the working layout, without the bias.
+
+    Returns ``(out, saved)``: ``out`` (filters, columns) over ``saved.work_shape``,
+    (*spatial, N) when ``saved.batch_last``, else (N, *spatial).
+    """
     xp, data, weight = ctx.xp, inputs[0], inputs[1]
     work, groups = work_dtype(data.dtype), p.num_group
     window = _conv_window(p, data.shape[2:])
@@ -182,19 +203,10 @@ def _conv_forward(ctx, p, inputs, aux):
     cols = im2col(xp, xt, window, batch_last)
     w = weight.astype(work, copy=False).reshape(groups, p.num_filter // groups, -1)
     out = gemm.matmul(xp, w, cols.reshape(groups, -1, cols.shape[1])).reshape(p.num_filter, -1)
-    if not p.no_bias:
-        out += inputs[2].astype(work, copy=False)[:, None]
-    batch = data.shape[0]
-    out = (
-        out.reshape(p.num_filter, *window.out, batch)
-        if batch_last
-        else out.reshape(p.num_filter, batch, *window.out)
-    )
-    out = from_work(xp, out, batch_last, view=ctx.batch_last_out)
     saved = _ConvSaved(window, batch_last, xt, w, data.dtype)
     if ctx.is_train and cols.size <= _KEEP_COLUMNS:
         saved.cols = cols
-    return [out.astype(data.dtype, copy=False)], saved
+    return out, saved
 
 
 def _filter_gradient(xp, grad, cols):
@@ -219,10 +231,15 @@ def _kernel_major(w, channels):
 
 
 def _conv_backward(ctx, p, saved, out_grads, need_grad):
+    grad = to_work(ctx.xp, out_grads[0].astype(saved.w.dtype, copy=False), saved.batch_last)
+    return conv_work_backward(ctx, p, saved, grad, need_grad)
+
+
+def conv_work_backward(ctx, p, saved, grad, need_grad):
+    """Convolution's gradients from the output's gradient in the working layout."""
     xp, window, batch_last, w = ctx.xp, saved.window, saved.batch_last, saved.w
     groups, channels = p.num_group, saved.xt.shape[0]
     batch = saved.xt.shape[-1 if batch_last else 1]
-    grad = to_work(xp, out_grads[0].astype(w.dtype, copy=False), batch_last)
     grad = grad.reshape(groups, p.num_filter // groups, -1)
     grads = [None] * len(_arguments(p))
     cols = saved.cols

@@ -76,7 +76,6 @@ def test_dense_steps_give_the_plain_plans_values(host_cupy, monkeypatch, rows, i
     launched = []
     with monkeypatch.context() as patch:
         _through_host_kernels(patch, host_cupy, launched)
-        patch.setattr(fused_dense, "fusable", lambda *arrays, **options: True)
         kernels = _run(symbol, rows, is_train)
     assert launched.count("bias_activation_forward") == 3
     assert "activation_forward" not in launched

@@ -14,6 +14,7 @@ import pytest
 
 import rebind as mx
 from rebind.backends import (
+    cupy_conv_kernels,
     cupy_kernels,
     cupy_layer_kernels,
     cupy_nn_kernels,
@@ -21,7 +22,7 @@ from rebind.backends import (
     cupy_row_kernels,
     cupy_window_kernels,
 )
-from rebind.executor import fused_layer, fused_lstm, fused_ops
+from rebind.executor import fused_conv, fused_dense, fused_layer, fused_lstm, fused_ops
 from rebind.ops import activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells
 
 from .host_kernels import compiler
@@ -30,10 +31,11 @@ pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to b
 
 OP_MODULES = (
     activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm,
-    fused_layer, fused_ops,
+    fused_layer, fused_ops, fused_dense, fused_conv,
 )  # fmt: skip
 KERNEL_MODULES = (
-    cupy_layer_kernels, cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels
+    cupy_conv_kernels, cupy_layer_kernels, cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels,
+    cupy_window_kernels,
 )  # fmt: skip
 
 
