@@ -25,6 +25,8 @@ never returns early (bodies run in a grid-stride loop). Importing this module
 does not import CuPy.
 """
 
+import functools
+
 from .cupy_kernels import _kernel
 
 __all__ = ["col2im", "max_pool_backward", "max_pool_forward", "window_geometry"]
@@ -32,6 +34,7 @@ __all__ = ["col2im", "max_pool_backward", "max_pool_forward", "window_geometry"]
 _AXES = 3
 
 
+@functools.lru_cache(maxsize=256)
 def window_geometry(window):
     """The window's geometry as 5 x 3 ints for the kernels (kernel, stride, dilate, out, padded)."""
     spatial = len(window.kernel)

@@ -6,6 +6,7 @@ data gradient ``col2im(weight^T @ grad)``; Deconvolution is the same pair of
 products with the roles of data and output exchanged.
 """
 
+import functools
 import math
 
 import attrs
@@ -154,6 +155,7 @@ def _conv_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     return in_shapes, [out], aux_shapes
 
 
+@functools.lru_cache(maxsize=256)
 def _conv_window(p, size):
     kernel, stride, dilate, pad = fill_window_params(p)
     out = tuple(conv_out_size(*g) for g in zip(size, kernel, stride, dilate, pad, strict=True))

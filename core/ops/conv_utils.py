@@ -78,21 +78,22 @@ class Window:
     pad: tuple
     size: tuple
     out: tuple
+    # worked out once (a GPU step reads them several times per window): the span of
+    # one (dilated) window along each axis; the spatial size of the padded input
+    # (windows of 'full' pooling may run past the pad)
+    extent: tuple = attrs.field(init=False, eq=False, repr=False)
+    padded: tuple = attrs.field(init=False, eq=False, repr=False)
 
-    @property
-    def extent(self):
-        """The span of one (dilated) window along each axis."""
-        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilate, strict=True))
-
-    @property
-    def padded(self):
-        """Spatial size of the padded input; windows of 'full' pooling may run past the pad."""
-        return tuple(
+    def __attrs_post_init__(self):
+        extent = tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilate, strict=True))
+        padded = tuple(
             max(n + 2 * p, (o - 1) * s + e)
             for n, p, o, s, e in zip(
-                self.size, self.pad, self.out, self.stride, self.extent, strict=True
+                self.size, self.pad, self.out, self.stride, extent, strict=True
             )
         )
+        object.__setattr__(self, "extent", extent)
+        object.__setattr__(self, "padded", padded)
 
     @property
     def overlapping(self):

@@ -7,6 +7,8 @@ the gradient to the first maximum of each window in row-major order, as MXNet
 does on ties.
 """
 
+import functools
+
 import attrs
 import numpy
 
@@ -127,6 +129,7 @@ def _infer_shape(p, in_shapes, out_shapes, aux_shapes):
     return in_shapes, [out], aux_shapes
 
 
+@functools.lru_cache(maxsize=256)
 def window_of(p, size):
     """The ``Window`` of a (non-global) pooling over spatial ``size``."""
     kernel, stride, dilate, pad = fill_window_params(p)
