@@ -31,7 +31,14 @@ One thread per (row, unit), as the cell kernels; importing this module does
 not import CuPy.
 """
 
-from .cupy_rnn_kernels import GATE_OFFSETS, _per_unit, lstm_backward_body, lstm_forward_body
+from .cupy_rnn_kernels import (
+    _RNN_LSTM_BACKWARD_BODY,
+    _RNN_LSTM_FORWARD_BODY,
+    GATE_OFFSETS,
+    _per_unit,
+    lstm_backward_body,
+    lstm_forward_body,
+)
 
 __all__ = [
     "MAX_HIDDEN_WITH_PRODUCT",
@@ -39,6 +46,8 @@ __all__ = [
     "lstm_layer_backward_with_product",
     "lstm_layer_forward",
     "lstm_layer_forward_with_product",
+    "rnn_lstm_backward_with_product",
+    "rnn_lstm_forward_with_product",
 ]
 
 # the widest layer whose steps work out their recurrent products themselves
@@ -51,13 +60,7 @@ _BACKWARD_BODY = lstm_backward_body("dh_out[i] + dh_next[i]", "(dc_out[i] + dc_n
 
 # h_prev . W^T for the unit's four gates: W^T (H, 4H) C-contiguous, so the threads of
 # consecutive units read consecutive weights
-_GATE_SUMS = """
-    const long long NH = N * H;
-    const T* const h_prev = &outputs[t * NH];  // this step's input state and output
-    const T* const c_prev = &states[t * NH];
-    T* const h = &outputs[(t + 1) * NH];
-    T* const c = &states[(t + 1) * NH];
-    T* const saved = &kept_all[t * 5 * NH];
+_SUMS_OF_GATES = """
     T sum0 = T(0);
     T sum1 = T(0);
     T sum2 = T(0);
@@ -71,6 +74,16 @@ _GATE_SUMS = """
         sum3 += x * weight_t[w + 3 * H];
     }
 """
+_GATE_SUMS = (
+    """
+    const long long NH = N * H;
+    const T* const h_prev = &outputs[t * NH];  // this step's input state and output
+    const T* const c_prev = &states[t * NH];
+    T* const h = &outputs[(t + 1) * NH];
+    T* const c = &states[(t + 1) * NH];
+    T* const saved = &kept_all[t * 5 * NH];"""
+    + _SUMS_OF_GATES
+)
 _FORWARD_WITH_PRODUCT_BODY = lstm_forward_body(
     lambda k: f"i2h[gates{k}] + (sum{GATE_OFFSETS.index(k)} + bias[j{k}])", sums=_GATE_SUMS
 )
@@ -196,6 +209,138 @@ def lstm_layer_backward_with_product(
         t,
         terms,
         rows,
+        hidden,
+        d_gates,
+        carried,
+    )
+
+
+# -- the RNN operator's LSTM (rebind.ops.rnn_cells), its recurrent products inside -------
+# The operator's own step arithmetic (the sigmoid through tanh, the activated gates
+# written over the pre-activations), each pre-activation read as ``g + sum``: the
+# addition the step made when the product was added into g first. Step t's state
+# comes from step ``prev`` (-1: the begin states h0, c0).
+
+
+def _replaced(text, old, new):
+    """``text`` with ``old`` replaced, which must occur exactly once."""
+    if text.count(old) != 1:
+        raise ValueError(f"kernel template: {old!r} occurs {text.count(old)} times, not once")
+    return text.replace(old, new)
+
+
+_BASE = "    const long long base = row * 4 * H + j;\n"
+_RNN_FORWARD_POINTERS = """
+    const long long NH = N * H;
+    T* const g = &gates_all[t * 4 * NH];
+    const T* const h_prev = prev < 0 ? &h0[0] : &ys[prev * NH];
+    const T* const c_prev = prev < 0 ? &c0[0] : &cells[prev * NH];
+    T* const c = &cells[t * NH];
+    T* const tanh_c = &tanh_cells[t * NH];
+    T* const y = &ys[t * NH];
+"""
+_RNN_FORWARD_WITH_PRODUCT_BODY = _RNN_LSTM_FORWARD_BODY
+for _old, _new in (
+    (_BASE, _BASE + _RNN_FORWARD_POINTERS + _SUMS_OF_GATES),
+    ("half * g[base])", "half * (g[base] + sum0))"),
+    ("half * g[base + H])", "half * (g[base + H] + sum1))"),
+    ("tanh(g[base + 2 * H])", "tanh(g[base + 2 * H] + sum2)"),
+    ("half * g[base + 3 * H])", "half * (g[base + 3 * H] + sum3))"),
+):
+    _RNN_FORWARD_WITH_PRODUCT_BODY = _replaced(_RNN_FORWARD_WITH_PRODUCT_BODY, _old, _new)
+
+_RNN_BACKWARD_POINTERS = """
+    const long long NH = N * H;
+    const T* const g = &gates_all[t * 4 * NH];
+    const T* const tanh_c = &tanh_cells[t * NH];
+    const T* const c_prev = prev < 0 ? &c0[0] : &cells[prev * NH];
+    const T* const dy = &dys[t * NH];
+    const T* const dc = from_slot < 0 ? &dc_in[0] : &carried[from_slot * NH];
+    T* const dc_prev = &carried[to_slot * NH];
+    T* const d = &d_all[t * 4 * NH];
+    const T* const d_next = &d_all[(M > 0 ? later : t) * 4 * NH];
+    T next0 = T(0);
+    T next1 = T(0);
+    T next2 = T(0);
+    T next3 = T(0);
+    for (long long k = 0; k < M; ++k) {
+        const long long gk = row * 4 * H + k;
+        const long long w = k * H + j;
+        next0 += d_next[gk] * weight[w];
+        next1 += d_next[gk + H] * weight[w + H * H];
+        next2 += d_next[gk + 2 * H] * weight[w + 2 * H * H];
+        next3 += d_next[gk + 3 * H] * weight[w + 3 * H * H];
+    }
+    const T from_next = (next0 + next1) + (next2 + next3);
+"""
+_RNN_BACKWARD_WITH_PRODUCT_BODY = _replaced(
+    _replaced(_RNN_LSTM_BACKWARD_BODY, _BASE, _BASE + _RNN_BACKWARD_POINTERS),
+    "const T d_out = dy[i] + dh[i];",
+    "const T d_out = dy[i] + (M > 0 ? from_next : dh_in[i]);",
+)
+
+
+def rnn_lstm_forward_with_product(cupy, t, prev, weight_t, h0, c0, gates, cells, tanh_cells, ys):
+    """Step ``t`` of the RNN operator's LSTM, its recurrent product worked out here.
+
+    ``gates`` (T, N, 4H) holds the input projections with the biases, and gets
+    the activated gates; ``cells``, ``tanh_cells`` and ``ys`` (T, N, H) get the
+    step's state, its tanh and its output. The state comes from step ``prev``
+    (-1: ``h0``, ``c0``, (N, H)). ``weight_t`` (H, 4H) is the recurrent weight
+    transposed; every array C-contiguous.
+    """
+    _, rows, hidden = cells.shape
+    _per_unit(
+        cupy,
+        "rebind_rnn_lstm_forward_with_product",
+        "raw T weight_t, raw T h0, raw T c0, int64 t, int64 prev, int64 N",
+        "raw T gates_all, raw T cells, raw T tanh_cells, raw T ys",
+        _RNN_FORWARD_WITH_PRODUCT_BODY,
+        hidden,
+        rows,
+    )(weight_t, h0, c0, t, prev, rows, hidden, gates, cells, tanh_cells, ys)
+
+
+def rnn_lstm_backward_with_product(
+    cupy, t, prev, later, saved, c0, dys, dh_in, dc_in, weight, d_gates, carried, slots
+):
+    """Step ``t`` backwards, the output's gradient from step ``later`` worked out here.
+
+    ``saved`` is ``(gates, cells, tanh_cells)`` of the forward; ``d_gates``
+    (T, N, 4H) gets the step's gate gradients. ``later`` is the step run just
+    before this one backwards (-1 for the first: its gradients are ``dh_in``
+    and ``dc_in``, (N, H)); ``weight`` (4H, H). The state's gradient goes
+    between the steps through ``carried`` (2, N, H): ``slots`` is
+    ``(from, to)``, ``from`` -1 for the first step.
+    """
+    gates, cells, tanh_cells = saved
+    _, rows, hidden = cells.shape
+    terms = 0 if later < 0 else hidden
+    _per_unit(
+        cupy,
+        "rebind_rnn_lstm_backward_with_product",
+        "raw T gates_all, raw T tanh_cells, raw T cells, raw T c0, raw T dys, raw T dh_in, "
+        "raw T dc_in, raw T weight, int64 t, int64 prev, int64 later, int64 M, int64 N, "
+        "int64 from_slot, int64 to_slot",
+        "raw T d_all, raw T carried",
+        _RNN_BACKWARD_WITH_PRODUCT_BODY,
+        hidden,
+        rows,
+    )(
+        gates,
+        tanh_cells,
+        cells,
+        c0,
+        dys,
+        dh_in,
+        dc_in,
+        weight,
+        t,
+        prev,
+        later,
+        terms,
+        rows,
+        *slots,
         hidden,
         d_gates,
         carried,

@@ -61,6 +61,13 @@ def _clip_cell(xp, c, clip):
     return clipped, inside
 
 
+def _with_product(wh, h0):
+    """Whether a step's kernel works out its recurrent product (a narrow layer's)."""
+    from rebind.backends import cupy_layer_kernels
+
+    return h0.shape[1] <= cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT and wh.flags.c_contiguous
+
+
 def _fused_gpu(clip, *arrays):
     """Whether a step runs as one CuPy kernel: no clip, every array there and fusable."""
     if clip or any(a is None for a in arrays):
@@ -81,6 +88,19 @@ class LSTMCell:
         inside = xp.empty(y.shape, dtype=bool) if clip else None
         h, c = h0, c0
         fused = _fused_gpu(clip, xg, y, c0)
+        if fused and length and _with_product(wh, h0):
+            # each step one kernel, its recurrent product inside (cupy_layer_kernels)
+            from rebind.backends import cupy_layer_kernels as kernels
+
+            weight_t, last = xp.ascontiguousarray(whT), None
+            for t in _steps(length, reverse):
+                prev = _previous(t, length, reverse)
+                kernels.rnn_lstm_forward_with_product(
+                    xp, t, -1 if prev is None else prev, weight_t, h0, c0, xg, cells,
+                    tanh_cells, y,
+                )  # fmt: skip
+                last = t
+            return y[last], cells[last], (xg, cells, tanh_cells, inside)
         for t in _steps(length, reverse):
             g = xg[t]
             gemm.matmul(xp, h, whT, out=g, accumulate=True)  # one GEMM into g on a GPU
@@ -107,6 +127,20 @@ class LSTMCell:
         gates, cells, tanh_cells, inside = saved
         length, hidden = gates.shape[0], h0.shape[1]
         fused = inside is None and _fused_gpu(None, gates, dxg, dy, c0, dh, dc)
+        if fused and length and _with_product(wh, h0):
+            from rebind.backends import cupy_layer_kernels as kernels
+
+            carried = xp.empty((2, *c0.shape), dtype=c0.dtype)  # dc between steps, in turns
+            order = list(_steps(length, not reverse))
+            for k, t in enumerate(order):
+                prev = _previous(t, length, reverse)
+                kernels.rnn_lstm_backward_with_product(
+                    xp, t, -1 if prev is None else prev, order[k - 1] if k else -1,
+                    (gates, cells, tanh_cells), c0, dy, dh, dc, wh, dxg, carried,
+                    ((k - 1) % 2 if k else -1, k % 2),
+                )  # fmt: skip
+            # the begin states' gradients: the last step's product, and its dc
+            return dxg, gemm.matmul(xp, dxg[order[-1]], wh), carried[(length - 1) % 2]
         for t in _steps(length, not reverse):
             prev = _previous(t, length, reverse)
             c_prev = c0 if prev is None else cells[prev]

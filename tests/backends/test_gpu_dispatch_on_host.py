@@ -90,10 +90,18 @@ def _rnn_op():
     return mx.sym.SoftmaxOutput(net, name="softmax")
 
 
+def _rnn_lstm():
+    data = mx.sym.var("data")
+    rnn = mx.sym.RNN(data, mode="lstm", state_size=5, num_layers=2, state_outputs=False, name="rnn")
+    net = mx.sym.FullyConnected(mx.sym.reshape(rnn, shape=(-1, 5)), num_hidden=3)
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
 NETWORKS = {
     "cnn": (_cnn, {"data": (4, 2, 10, 10), "softmax_label": (4,)}, 5),
     "lstm cells": (_lstm_lm, {"data": (2, 3, 4), "softmax_label": (6,)}, 4),
     "rnn op": (_rnn_op, {"data": (3, 2, 4), "softmax_label": (6,)}, 3),
+    "rnn op lstm": (_rnn_lstm, {"data": (4, 2, 3), "softmax_label": (8,)}, 3),
 }
 
 # every kind of kernel each network has, forward and backward
@@ -112,6 +120,12 @@ KERNELS = {
     },
     "lstm cells": {"lstm_cell_forward", "lstm_cell_backward", "softmax_rows"},
     "rnn op": {"gru_step_forward", "gru_step_backward", "softmax_rows"},
+    # the recurrent products inside the step kernels (a narrow layer's)
+    "rnn op lstm": {
+        "rnn_lstm_forward_with_product",
+        "rnn_lstm_backward_with_product",
+        "softmax_rows",
+    },
 }
 
 
@@ -146,5 +160,23 @@ def test_gpu_branches_compute_what_the_cpu_branches_do(host_cupy, monkeypatch, n
         _through_host_kernels(patch, host_cupy, launched)
         got = _run(make, shapes, classes)
     assert KERNELS[name] <= set(launched), KERNELS[name] - set(launched)
+    for value, reference in zip(got, expected, strict=True):
+        np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
+
+
+def test_a_wide_rnn_operator_lstm_takes_cublas_products_beside_its_step_kernels(
+    host_cupy, monkeypatch
+):
+    from rebind.backends import cupy_layer_kernels as layer_kernels
+
+    make, shapes, classes = NETWORKS["rnn op lstm"]
+    expected = _run(make, shapes, classes)
+    launched = []
+    with monkeypatch.context() as patch:
+        _through_host_kernels(patch, host_cupy, launched)
+        patch.setattr(layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)
+        got = _run(make, shapes, classes)
+    assert {"lstm_step_forward", "lstm_step_backward"} <= set(launched)
+    assert "rnn_lstm_forward_with_product" not in launched
     for value, reference in zip(got, expected, strict=True):
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
