@@ -75,12 +75,47 @@ def _fused_gpu(clip, *arrays):
     return fusable(*arrays, contiguous=True)
 
 
+def _strided_only(clip, *arrays):
+    """Whether only the layout keeps these arrays from one kernel a step (a direction's views).
+
+    A bidirectional layer's projections and outputs are views of every
+    direction's: each direction then runs on contiguous copies, one copy
+    each way, instead of the array operations.
+    """
+    if clip or any(a is None for a in arrays):
+        return False
+    return fusable(*arrays) and not fusable(*arrays, contiguous=True)
+
+
 class LSTMCell:
     gates = 4
     fold_hidden_bias = True
 
+    @classmethod
+    def forward(cls, xp, xg, wh, bh, h0, c0, y, reverse, clip):
+        if _strided_only(clip, xg, y, h0, c0):
+            dense = xp.empty(y.shape, dtype=y.dtype)
+            h, c, saved = cls._forward(
+                xp, xp.ascontiguousarray(xg), wh, bh, xp.ascontiguousarray(h0),
+                xp.ascontiguousarray(c0), dense, reverse, clip,
+            )  # fmt: skip
+            y[...] = dense
+            return h, c, saved
+        return cls._forward(xp, xg, wh, bh, h0, c0, y, reverse, clip)
+
+    @classmethod
+    def backward(cls, xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
+        if _strided_only(None, saved[0], dxg, dy, c0, dh, dc) and saved[3] is None:
+            dense = xp.empty(dxg.shape, dtype=dxg.dtype)
+            contiguous = [xp.ascontiguousarray(a) for a in (h0, c0, dy, dh, dc)]
+            h0_, c0_, dy_, dh_, dc_ = contiguous
+            _, dh0, dc0 = cls._backward(xp, saved, wh, h0_, c0_, y, dy_, dh_, dc_, reverse, dense)
+            dxg[...] = dense
+            return dxg, dh0, dc0
+        return cls._backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg)
+
     @staticmethod
-    def forward(xp, xg, wh, bh, h0, c0, y, reverse, clip):
+    def _forward(xp, xg, wh, bh, h0, c0, y, reverse, clip):
         length, hidden = xg.shape[0], h0.shape[1]
         whT = wh.T
         cells = xp.empty(y.shape, dtype=y.dtype)
@@ -123,7 +158,7 @@ class LSTMCell:
         return h, c, (xg, cells, tanh_cells, inside)
 
     @staticmethod
-    def backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
+    def _backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
         gates, cells, tanh_cells, inside = saved
         length, hidden = gates.shape[0], h0.shape[1]
         fused = inside is None and _fused_gpu(None, gates, dxg, dy, c0, dh, dc)

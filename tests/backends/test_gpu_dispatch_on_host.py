@@ -39,11 +39,16 @@ KERNEL_MODULES = (
 )  # fmt: skip
 
 
+def _fusable_on_host(*arrays, contiguous=False, **options):
+    """``fusable`` for NumPy arrays standing for CuPy's: yes, C-contiguous where asked."""
+    return not contiguous or all(a.flags.c_contiguous for a in arrays if a is not None)
+
+
 def _through_host_kernels(patch, host_cupy, launched):
     """Make every operator take its GPU branch, with kernels built for the host."""
     patch.setattr(cupy_kernels, "_KERNELS", {})
     for module in OP_MODULES:
-        patch.setattr(module, "fusable", lambda *arrays, **options: True)
+        patch.setattr(module, "fusable", _fusable_on_host)
     for module in KERNEL_MODULES:
         for name in module.__all__:
             function = getattr(module, name)
@@ -90,10 +95,19 @@ def _rnn_op():
     return mx.sym.SoftmaxOutput(net, name="softmax")
 
 
-def _rnn_lstm():
+def _rnn_lstm(bidirectional=False):
     data = mx.sym.var("data")
-    rnn = mx.sym.RNN(data, mode="lstm", state_size=5, num_layers=2, state_outputs=False, name="rnn")
-    net = mx.sym.FullyConnected(mx.sym.reshape(rnn, shape=(-1, 5)), num_hidden=3)
+    rnn = mx.sym.RNN(
+        data,
+        mode="lstm",
+        state_size=5,
+        num_layers=2,
+        bidirectional=bidirectional,
+        state_outputs=False,
+        name="rnn",
+    )
+    width = 10 if bidirectional else 5
+    net = mx.sym.FullyConnected(mx.sym.reshape(rnn, shape=(-1, width)), num_hidden=3)
     return mx.sym.SoftmaxOutput(net, name="softmax")
 
 
@@ -102,6 +116,11 @@ NETWORKS = {
     "lstm cells": (_lstm_lm, {"data": (2, 3, 4), "softmax_label": (6,)}, 4),
     "rnn op": (_rnn_op, {"data": (3, 2, 4), "softmax_label": (6,)}, 3),
     "rnn op lstm": (_rnn_lstm, {"data": (4, 2, 3), "softmax_label": (8,)}, 3),
+    "rnn op bidirectional lstm": (
+        lambda: _rnn_lstm(bidirectional=True),
+        {"data": (4, 2, 3), "softmax_label": (8,)},
+        3,
+    ),
 }
 
 # every kind of kernel each network has, forward and backward
@@ -122,6 +141,12 @@ KERNELS = {
     "rnn op": {"gru_step_forward", "gru_step_backward", "softmax_rows"},
     # the recurrent products inside the step kernels (a narrow layer's)
     "rnn op lstm": {
+        "rnn_lstm_forward_with_product",
+        "rnn_lstm_backward_with_product",
+        "softmax_rows",
+    },
+    # each direction on contiguous copies of its views
+    "rnn op bidirectional lstm": {
         "rnn_lstm_forward_with_product",
         "rnn_lstm_backward_with_product",
         "softmax_rows",
