@@ -76,43 +76,62 @@ def _fused_gpu(clip, *arrays):
 
 
 def _strided_only(clip, *arrays):
-    """Whether only the layout keeps these arrays from one kernel a step (a direction's views).
+    """Whether only the layout keeps these arrays (None: absent) from one kernel a step.
 
     A bidirectional layer's projections and outputs are views of every
-    direction's: each direction then runs on contiguous copies, one copy
-    each way, instead of the array operations.
+    direction's: each direction then runs on contiguous copies (``_Cell``),
+    one copy each way, instead of the array operations.
     """
-    if clip or any(a is None for a in arrays):
+    present = [a for a in arrays if a is not None]
+    if clip or not present:
         return False
-    return fusable(*arrays) and not fusable(*arrays, contiguous=True)
+    return fusable(*present) and not fusable(*present, contiguous=True)
 
 
-class LSTMCell:
-    gates = 4
-    fold_hidden_bias = True
+def _dense(xp, array):
+    return None if array is None else xp.ascontiguousarray(array)
+
+
+class _Cell:
+    """``forward``/``backward`` of a cell over contiguous copies where views stand in the way.
+
+    Subclasses define ``_forward`` and ``_backward`` (the module's interface);
+    ``_saved_clip`` says from its saved state whether forward clipped.
+    """
 
     @classmethod
     def forward(cls, xp, xg, wh, bh, h0, c0, y, reverse, clip):
-        if _strided_only(clip, xg, y, h0, c0):
-            dense = xp.empty(y.shape, dtype=y.dtype)
-            h, c, saved = cls._forward(
-                xp, xp.ascontiguousarray(xg), wh, bh, xp.ascontiguousarray(h0),
-                xp.ascontiguousarray(c0), dense, reverse, clip,
-            )  # fmt: skip
-            y[...] = dense
-            return h, c, saved
-        return cls._forward(xp, xg, wh, bh, h0, c0, y, reverse, clip)
+        if not _strided_only(clip, xg, y, h0, c0):
+            return cls._forward(xp, xg, wh, bh, h0, c0, y, reverse, clip)
+        out = xp.empty(y.shape, dtype=y.dtype)
+        h0_, c0_ = _dense(xp, h0), _dense(xp, c0)
+        h, c, saved = cls._forward(xp, _dense(xp, xg), wh, bh, h0_, c0_, out, reverse, clip)
+        y[...] = out
+        return h, c, saved
 
     @classmethod
     def backward(cls, xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
-        if _strided_only(None, saved[0], dxg, dy, c0, dh, dc) and saved[3] is None:
-            dense = xp.empty(dxg.shape, dtype=dxg.dtype)
-            contiguous = [xp.ascontiguousarray(a) for a in (h0, c0, dy, dh, dc)]
-            h0_, c0_, dy_, dh_, dc_ = contiguous
-            _, dh0, dc0 = cls._backward(xp, saved, wh, h0_, c0_, y, dy_, dh_, dc_, reverse, dense)
-            dxg[...] = dense
-            return dxg, dh0, dc0
-        return cls._backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg)
+        arrays = (saved[0], dxg, dy, y, h0, c0, dh, dc)
+        if not _strided_only(cls._saved_clip(saved), *arrays):
+            return cls._backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg)
+        out = xp.empty(dxg.shape, dtype=dxg.dtype)
+        h0_, c0_, y_, dy_, dh_, dc_ = (_dense(xp, a) for a in (h0, c0, y, dy, dh, dc))
+        dhg, dh0, dc0 = cls._backward(xp, saved, wh, h0_, c0_, y_, dy_, dh_, dc_, reverse, out)
+        dxg[...] = out
+        return (dxg if dhg is out else dhg), dh0, dc0
+
+    @staticmethod
+    def _saved_clip(saved):
+        return False
+
+
+class LSTMCell(_Cell):
+    gates = 4
+    fold_hidden_bias = True
+
+    @staticmethod
+    def _saved_clip(saved):
+        return saved[3] is not None  # where the clip let the gradient through
 
     @staticmethod
     def _forward(xp, xg, wh, bh, h0, c0, y, reverse, clip):
@@ -202,13 +221,13 @@ class LSTMCell:
         return dxg, dh, dc
 
 
-class GRUCell:
+class GRUCell(_Cell):
     gates = 3
     # b_hn sits inside the reset gate's product, so the hidden bias stays apart
     fold_hidden_bias = False
 
     @staticmethod
-    def forward(xp, xg, wh, bh, h0, c0, y, reverse, clip):
+    def _forward(xp, xg, wh, bh, h0, c0, y, reverse, clip):
         length, hidden = xg.shape[0], h0.shape[1]
         whT = wh.T
         hidden_n = xp.empty(y.shape, dtype=y.dtype)
@@ -239,7 +258,7 @@ class GRUCell:
         return h, None, (xg, hidden_n)
 
     @staticmethod
-    def backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
+    def _backward(xp, saved, wh, h0, c0, y, dy, dh, dc, reverse, dxg):
         gates, hidden_n = saved
         length, hidden = gates.shape[0], h0.shape[1]
         dhg = xp.empty(dxg.shape, dtype=dxg.dtype)

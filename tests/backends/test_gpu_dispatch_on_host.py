@@ -95,11 +95,11 @@ def _rnn_op():
     return mx.sym.SoftmaxOutput(net, name="softmax")
 
 
-def _rnn_lstm(bidirectional=False):
+def _rnn_lstm(mode="lstm", bidirectional=False):
     data = mx.sym.var("data")
     rnn = mx.sym.RNN(
         data,
-        mode="lstm",
+        mode=mode,
         state_size=5,
         num_layers=2,
         bidirectional=bidirectional,
@@ -118,6 +118,11 @@ NETWORKS = {
     "rnn op lstm": (_rnn_lstm, {"data": (4, 2, 3), "softmax_label": (8,)}, 3),
     "rnn op bidirectional lstm": (
         lambda: _rnn_lstm(bidirectional=True),
+        {"data": (4, 2, 3), "softmax_label": (8,)},
+        3,
+    ),
+    "rnn op bidirectional gru": (
+        lambda: _rnn_lstm(mode="gru", bidirectional=True),
         {"data": (4, 2, 3), "softmax_label": (8,)},
         3,
     ),
@@ -151,6 +156,7 @@ KERNELS = {
         "rnn_lstm_backward_with_product",
         "softmax_rows",
     },
+    "rnn op bidirectional gru": {"gru_step_forward", "gru_step_backward", "softmax_rows"},
 }
 
 
