@@ -65,7 +65,8 @@ def _with_product(wh, h0):
     """Whether a step's kernel works out its recurrent product (a narrow layer's)."""
     from rebind.backends import cupy_layer_kernels
 
-    return h0.shape[1] <= cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT and wh.flags.c_contiguous
+    narrow = h0.shape[1] <= cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT
+    return narrow and wh.flags.c_contiguous and h0.flags.c_contiguous  # read by raw pointers
 
 
 def _fused_gpu(clip, *arrays):
