@@ -88,34 +88,38 @@ _FORWARD_WITH_PRODUCT_BODY = lstm_forward_body(
     lambda k: f"i2h[gates{k}] + (sum{GATE_OFFSETS.index(k)} + bias[j{k}])", sums=_GATE_SUMS
 )
 
-# the next step's gate gradients (N, 4H) . W (4H, H) at this unit: the gradient its
-# output gets through the next step's recurrent projection; four running sums, one a
-# gate, so that a thread's additions do not all wait on one another (M: H terms each,
-# or 0 at the last step)
-_NEXT_SUM = """
+# a layer step's place in the layer's buffers, backward
+_LAYER_BACKWARD_POINTERS = """
     const long long NH = N * H;
     const T* const saved = &kept_all[t * 5 * NH];
     const T* const c_prev = &states[t * NH];
     const T* const dc_next = &carried[((t + 1) % 2) * NH];  // zeros at the last step
     T* const d_c_prev = &carried[(t % 2) * NH];
     T* const d_gates = &d_gates_all[t * 4 * NH];
-    const T* const d_gates_next = &d_gates_all[(M > 0 ? t + 1 : t) * 4 * NH];
+    const T* const d_gates_next = &d_gates_all[(M > 0 ? t + 1 : t) * 4 * NH];"""
+# the next step's gate gradients (N, 4H) . W (4H, H) at this unit: the gradient its
+# output gets through the next step's recurrent projection; four running sums, one a
+# gate, so that a thread's additions do not all wait on one another (M: H terms each,
+# or 0 at the last step)
+_SUMS_OF_NEXT = """
     T next0 = T(0);
     T next1 = T(0);
     T next2 = T(0);
     T next3 = T(0);
     for (long long k = 0; k < M; ++k) {
-        const long long g = row * 4 * H + k;
+        const long long gk = row * 4 * H + k;
         const long long w = k * H + j;
-        next0 += d_gates_next[g] * weight[w];
-        next1 += d_gates_next[g + H] * weight[w + H * H];
-        next2 += d_gates_next[g + 2 * H] * weight[w + 2 * H * H];
-        next3 += d_gates_next[g + 3 * H] * weight[w + 3 * H * H];
+        next0 += d_gates_next[gk] * weight[w];
+        next1 += d_gates_next[gk + H] * weight[w + H * H];
+        next2 += d_gates_next[gk + 2 * H] * weight[w + 2 * H * H];
+        next3 += d_gates_next[gk + 3 * H] * weight[w + 3 * H * H];
     }
     const T from_next = (next0 + next1) + (next2 + next3);
 """
 _BACKWARD_WITH_PRODUCT_BODY = lstm_backward_body(
-    "dh_out[i] + from_next", "(dc_out[i] + dc_next[i])", sums=_NEXT_SUM
+    "dh_out[i] + from_next",
+    "(dc_out[i] + dc_next[i])",
+    sums=_LAYER_BACKWARD_POINTERS + _SUMS_OF_NEXT,
 )
 
 
@@ -258,23 +262,9 @@ _RNN_BACKWARD_POINTERS = """
     const T* const dc = from_slot < 0 ? &dc_in[0] : &carried[from_slot * NH];
     T* const dc_prev = &carried[to_slot * NH];
     T* const d = &d_all[t * 4 * NH];
-    const T* const d_next = &d_all[(M > 0 ? later : t) * 4 * NH];
-    T next0 = T(0);
-    T next1 = T(0);
-    T next2 = T(0);
-    T next3 = T(0);
-    for (long long k = 0; k < M; ++k) {
-        const long long gk = row * 4 * H + k;
-        const long long w = k * H + j;
-        next0 += d_next[gk] * weight[w];
-        next1 += d_next[gk + H] * weight[w + H * H];
-        next2 += d_next[gk + 2 * H] * weight[w + 2 * H * H];
-        next3 += d_next[gk + 3 * H] * weight[w + 3 * H * H];
-    }
-    const T from_next = (next0 + next1) + (next2 + next3);
-"""
+    const T* const d_gates_next = &d_all[(M > 0 ? later : t) * 4 * NH];"""
 _RNN_BACKWARD_WITH_PRODUCT_BODY = _replaced(
-    _replaced(_RNN_LSTM_BACKWARD_BODY, _BASE, _BASE + _RNN_BACKWARD_POINTERS),
+    _replaced(_RNN_LSTM_BACKWARD_BODY, _BASE, _BASE + _RNN_BACKWARD_POINTERS + _SUMS_OF_NEXT),
     "const T d_out = dy[i] + dh[i];",
     "const T d_out = dy[i] + (M > 0 ? from_next : dh_in[i]);",
 )

@@ -23,7 +23,7 @@ from rebind.backends.cupy_kernels import fusable
 
 from ..ops.base import OpDef
 from ..ops.conv import conv_work_backward, conv_work_forward
-from .fused_dense import activation_after
+from .fused_dense import _replaced, activation_after, in_place_of, steps_backward, steps_forward
 from .fused_ops import _not_for_symbols
 
 __all__ = ["ANY_DEVICE", "CONV_ACTIVATION", "ConvActParams", "find", "fused_step"]
@@ -41,36 +41,30 @@ class ConvActParams:
 
 
 def _conv_act_forward(ctx, p, inputs, aux):
-    conv_op, conv_train, conv_infer, conv_params = p.conv
-    act_op, act_train, act_infer, act_params = p.activation
-    conv_ctx = conv_train if ctx.is_train else conv_infer
+    _, conv_train, conv_infer, conv_params = p.conv
     data, weight, bias = inputs
-    if fusable(data, weight, bias, contiguous=True):
-        work, saved = conv_work_forward(conv_ctx, conv_params, [data, weight])
-        shape = (data.shape[0], conv_params.num_filter, *saved.window.out)
-        out = cupy_conv_kernels.bias_activation_from_work(
-            ctx.xp, act_params.act_type, work, bias, shape, saved.batch_last
-        )
-        return [out], ("fused", saved, out)
-    (product,), conv_saved = conv_op.forward(conv_ctx, conv_params, inputs, [])
-    act_ctx = act_train if ctx.is_train else act_infer
-    (out,), act_saved = act_op.forward(act_ctx, act_params, [product], [])
-    return [out], ("steps", conv_saved, act_saved)
+    if not fusable(data, weight, bias, contiguous=True):
+        return steps_forward(ctx, p.conv, p.activation, inputs)
+    conv_ctx = conv_train if ctx.is_train else conv_infer
+    work, saved = conv_work_forward(conv_ctx, conv_params, [data, weight])
+    shape = (data.shape[0], conv_params.num_filter, *saved.window.out)
+    out = cupy_conv_kernels.bias_activation_from_work(
+        ctx.xp, p.activation[3].act_type, work, bias, shape, saved.batch_last
+    )
+    return [out], ("fused", saved, out)
 
 
 def _conv_act_backward(ctx, p, saved, out_grads, need_grad):
-    conv_op, conv_train, _, conv_params = p.conv
-    act_op, act_train, _, act_params = p.activation
+    _, conv_train, _, conv_params = p.conv
     kind, conv_saved, rest = saved
     grad = out_grads[0]
     if kind == "fused" and fusable(rest, grad, same_shape=True, contiguous=True):
         grad_work = cupy_conv_kernels.activation_grad_to_work(
-            ctx.xp, act_params.act_type, rest, grad, conv_saved.batch_last
+            ctx.xp, p.activation[3].act_type, rest, grad, conv_saved.batch_last
         )
         return conv_work_backward(conv_train, conv_params, conv_saved, grad_work, need_grad)
     act_saved = (None, rest) if kind == "fused" else rest
-    (d_pre,) = act_op.backward(act_train, act_params, act_saved, [grad], [True])
-    return conv_op.backward(conv_train, conv_params, conv_saved, [d_pre], need_grad)
+    return steps_backward(ctx, p.conv, p.activation, (conv_saved, act_saved), grad, need_grad)
 
 
 CONV_ACTIVATION = OpDef(
@@ -96,19 +90,5 @@ def find(plan):
 
 def fused_step(plan, conv, act):
     """The step standing for ``conv`` and ``act`` (it takes the activation's place)."""
-    params = ConvActParams(
-        conv=(conv.op, conv.train_ctx, conv.infer_ctx, conv.params),
-        activation=(act.op, act.train_ctx, act.infer_ctx, act.params),
-    )
-    return type(act)(
-        act.node,
-        CONV_ACTIVATION,
-        act.context,
-        list(conv.inputs),
-        [],
-        list(act.outputs),
-        (plan.slot_shapes[act.outputs[0]],),
-        name=f"{conv.name}+{act.name}",
-        params=params,
-        output_names=list(act.output_names),
-    )
+    params = ConvActParams(conv=_replaced(conv), activation=_replaced(act))
+    return in_place_of(plan, conv, act, CONV_ACTIVATION, params)

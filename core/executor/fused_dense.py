@@ -34,6 +34,9 @@ __all__ = [
     "activation_after",
     "find",
     "fused_step",
+    "in_place_of",
+    "steps_backward",
+    "steps_forward",
 ]
 
 # make the rewrite for every context, not only GPUs (tests)
@@ -50,46 +53,61 @@ class DenseParams:
 
 
 def _dense_forward(ctx, p, inputs, aux):
-    fc_op, fc_train, fc_infer, fc_params = p.fc
-    act_op, act_train, act_infer, act_params = p.activation
-    act_type, (data, weight, bias) = act_params.act_type, inputs
-    if fusable(data, weight, bias) and bias.flags.c_contiguous:
-        fc_ctx = fc_train if ctx.is_train else fc_infer
-        (product,), fc_saved = fc_op.forward(fc_ctx, p.fc_unbiased, [data, weight], [])
-        if fusable(product, contiguous=True) and product.ndim == 2:
-            out = cupy_nn_kernels.bias_activation_forward(ctx.xp, act_type, product, bias)
-            return [out], ("fused", fc_saved, out)
-        product += bias  # not the kernel's layout: as the two steps would
-        (out,), act_saved = act_op.forward(
-            act_train if ctx.is_train else act_infer, act_params, [product], []
-        )
-        return [out], ("steps", fc_saved, act_saved)
-    (product,), fc_saved = fc_op.forward(
-        fc_train if ctx.is_train else fc_infer, fc_params, inputs, []
-    )
-    (out,), act_saved = act_op.forward(
-        act_train if ctx.is_train else act_infer, act_params, [product], []
-    )
-    return [out], ("steps", fc_saved, act_saved)
+    fc_op, fc_train, fc_infer, _ = p.fc
+    act_type, (data, weight, bias) = p.activation[3].act_type, inputs
+    if not (fusable(data, weight, bias) and bias.flags.c_contiguous):
+        return steps_forward(ctx, p.fc, p.activation, inputs)
+    fc_ctx = fc_train if ctx.is_train else fc_infer
+    (product,), fc_saved = fc_op.forward(fc_ctx, p.fc_unbiased, [data, weight], [])
+    if fusable(product, contiguous=True) and product.ndim == 2:
+        out = cupy_nn_kernels.bias_activation_forward(ctx.xp, act_type, product, bias)
+        return [out], ("fused", fc_saved, out)
+    product += bias  # not the kernel's layout: as the two steps would
+    return steps_forward(ctx, None, p.activation, [product], fc_saved)
 
 
 def _dense_backward(ctx, p, saved, out_grads, need_grad):
     fc_op, fc_train, _, fc_params = p.fc
-    act_op, act_train, _, act_params = p.activation
     kind, fc_saved, rest = saved
     grad = out_grads[0]
     if kind == "fused" and _bias_sums_apply(rest, grad):
         inplace = ctx.grad_inplace
         d_pre = grad if inplace else ctx.xp.empty(grad.shape, dtype=grad.dtype)
         d_bias = cupy_nn_kernels.activation_backward_with_bias_sums(
-            ctx.xp, act_params.act_type, rest, grad, d_pre
+            ctx.xp, p.activation[3].act_type, rest, grad, d_pre
         )
         grads = fc_op.backward(fc_train, fc_params, fc_saved, [d_pre], [*need_grad[:2], False])
         return [*grads[:2], d_bias if need_grad[2] else None]
     act_saved = (None, rest) if kind == "fused" else rest
+    return steps_backward(ctx, p.fc, p.activation, (fc_saved, act_saved), grad, need_grad)
+
+
+def steps_forward(ctx, producer, activation, inputs, producer_saved=None):
+    """The replaced steps' forward: ``([out], ("steps", producer's saved, activation's))``.
+
+    With ``producer`` None, ``inputs`` is the producer's output already made
+    (``producer_saved`` its saved state) and only the activation runs.
+    """
+    if producer is not None:
+        op, train, infer, params = producer
+        (product,), producer_saved = op.forward(
+            train if ctx.is_train else infer, params, inputs, []
+        )
+        inputs = [product]
+    act_op, act_train, act_infer, act_params = activation
+    (out,), act_saved = act_op.forward(
+        act_train if ctx.is_train else act_infer, act_params, inputs, []
+    )
+    return [out], ("steps", producer_saved, act_saved)
+
+
+def steps_backward(ctx, producer, activation, saved, grad, need_grad):
+    """The replaced steps' backward from the output's gradient; ``saved`` is both steps'."""
+    op, train, _, params = producer
+    act_op, act_train, _, act_params = activation
     act_ctx = attrs.evolve(act_train, grad_inplace=ctx.grad_inplace)
-    (d_pre,) = act_op.backward(act_ctx, act_params, act_saved, [grad], [True])
-    return fc_op.backward(fc_train, fc_params, fc_saved, [d_pre], need_grad)
+    (d_pre,) = act_op.backward(act_ctx, act_params, saved[1], [grad], [True])
+    return op.backward(train, params, saved[0], [d_pre], need_grad)
 
 
 def _bias_sums_apply(out, grad):
@@ -163,19 +181,29 @@ def find(plan):
 def fused_step(plan, fc, act):
     """The step standing for ``fc`` and ``act`` (it takes the activation's place)."""
     params = DenseParams(
-        fc=(fc.op, fc.train_ctx, fc.infer_ctx, fc.params),
-        activation=(act.op, act.train_ctx, act.infer_ctx, act.params),
+        fc=_replaced(fc),
+        activation=_replaced(act),
         fc_unbiased=attrs.evolve(fc.params, no_bias=True),
     )
+    return in_place_of(plan, fc, act, DENSE_ACTIVATION, params)
+
+
+def _replaced(step):
+    """What the fused step keeps of a step it replaces: op, contexts, parameters."""
+    return (step.op, step.train_ctx, step.infer_ctx, step.params)
+
+
+def in_place_of(plan, producer, act, op, params):
+    """A step of ``op`` over ``producer``'s inputs giving ``act``'s outputs."""
     return type(act)(
         act.node,
-        DENSE_ACTIVATION,
+        op,
         act.context,
-        list(fc.inputs),
+        list(producer.inputs),
         [],
         list(act.outputs),
         (plan.slot_shapes[act.outputs[0]],),
-        name=f"{fc.name}+{act.name}",
+        name=f"{producer.name}+{act.name}",
         params=params,
         output_names=list(act.output_names),
     )
