@@ -268,7 +268,7 @@ def conv_work_backward(ctx, p, saved, grad, need_grad):
         dx = from_work(xp, dx, batch_last, view=ctx.batch_last_grad)
         grads[0] = dx.astype(saved.dtype, copy=False)
     if not p.no_bias and need_grad[2]:
-        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(saved.dtype)
+        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(saved.dtype, copy=False)
     return grads
 
 
@@ -374,7 +374,7 @@ def _deconv_backward(ctx, p, saved, out_grads, need_grad):
         dw = xp.matmul(xt, dcols.transpose(0, 2, 1))
         grads[1] = dw.reshape(-1, p.num_filter // groups, *window.kernel).astype(dtype)
     if not p.no_bias and need_grad[2]:
-        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(dtype)
+        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(dtype, copy=False)
     return grads
 
 
