@@ -56,7 +56,7 @@ class Accuracy(EvalMetric):
                 continue
             if pred.shape != label.shape:
                 pred = pred.argmax(axis=self.axis)
-            if is_cupy_array(pred) and is_cupy_array(label) and pred.size == label.size:
+            if _counted_on_device(pred, label):
                 # on a GPU: one kernel compares (as int32) and adds to both running sums
                 totals = (device_total(self, n, xp) for n in ("sum_metric", "global_sum_metric"))
                 cupy_row_kernels.add_equal(xp, pred, label, *totals)
@@ -80,7 +80,28 @@ class Accuracy(EvalMetric):
             and pred.shape != label.shape
             and label.size == pred.shape[0]
             and 0 < pred.shape[1] <= cupy_row_kernels.MAX_WIDTH
+            and _castable(label)
         )
+
+
+# what the counting kernel casts to int32 as astype does (float16's cast is CuPy's own)
+_CAST_KINDS = ("i", "u", "b")
+_CAST_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+
+
+def _castable(array):
+    return array.dtype.kind in _CAST_KINDS or array.dtype in _CAST_FLOATS
+
+
+def _counted_on_device(pred, label):
+    """Whether one kernel compares these GPU class indices (``add_equal``)."""
+    return (
+        is_cupy_array(pred)
+        and is_cupy_array(label)
+        and pred.size == label.size
+        and _castable(pred)
+        and _castable(label)
+    )
 
 
 class TopKAccuracy(EvalMetric):
