@@ -84,7 +84,9 @@ hands over its batch-last working array as a transposed view, and the steps
 in between run in that memory order (``batch_last.py``). Exact.
 
 ``REBIND_GRAPH_OPT=0`` in the environment turns every rewrite off when a plan
-is compiled (for tests and debugging); a monitor installed by
+is compiled (for tests and debugging); a list of rewrites each after a minus
+(``REBIND_GRAPH_OPT=-dense_activation,-conv_activation``) turns off those
+only (``REWRITES`` names them). A monitor installed by
 ``Executor.set_monitor_callback`` always sees the plain graph. What a plan's
 rewrites did is ``plan.optimizations``: ``(rewrite, step name, nodes merged)``.
 """
@@ -104,9 +106,26 @@ from .fused_ops import (
     ProjectedSoftmaxParams,
 )
 
-__all__ = ["ENV_SWITCH", "enabled", "optimize"]
+__all__ = ["ENV_SWITCH", "REWRITES", "enabled", "optimize", "switched_off"]
 
 ENV_SWITCH = "REBIND_GRAPH_OPT"
+# every rewrite, by the name plan.optimizations gives it, in the order they are made
+REWRITES = (
+    "batched_projection",
+    "fused_lstm_cell",
+    "fused_gru_cell",
+    "fused_lstm_layer",
+    "stacked_concat",
+    "projected_softmax",
+    "dense_activation",
+    "conv_activation",
+    "inplace_activation",
+    "activation_gradient_in_pooling",
+    "inplace_activation_gradient",
+    "weight_gradient_terms",
+    "batch_last_output",
+    "column_major_product",
+)
 
 # ops whose relative order must not change: they draw random numbers or run user code
 _ORDERED_OPS = ("Dropout", "LeakyReLU", "Custom", "_CrossDeviceCopy")
@@ -118,52 +137,76 @@ def enabled():
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "off", "no")
 
 
+def switched_off():
+    """The rewrites ``REBIND_GRAPH_OPT`` turns off by name (``-name,-name``); else none."""
+    value = os.environ.get(ENV_SWITCH, "1").strip()
+    if not value.startswith("-"):
+        return frozenset()
+    names = {part.strip().removeprefix("-") for part in value.split(",") if part.strip()}
+    unknown = sorted(names - set(REWRITES))
+    if unknown:
+        raise ValueError(
+            f"{ENV_SWITCH}={value!r}: no rewrite is named {', '.join(unknown)}; "
+            f"give 0, 1 or rewrites each after a minus, from: {', '.join(REWRITES)}"
+        )
+    return frozenset(names)
+
+
+def _none(_plan):
+    return []
+
+
 def optimize(plan):
     """Rewrite ``plan.steps`` in place; returns ``[(rewrite, new step's name, nodes merged)]``."""
+    off = switched_off()
+
+    def on(name, finder):  # the finder, or nothing for a rewrite switched off
+        return _none if name in off else finder
+
     done = []
-    for group in _projection_groups(plan):
+    for group in on("batched_projection", _projection_groups)(plan):
         rewritten = _batch_group(plan, group)
         if rewritten is not None:
             plan.steps = rewritten
             done.append(("batched_projection", _group_name(group), len(group)))
     for match in fused_lstm.find_cells(plan):
-        fused = fused_lstm.place(plan, match)
+        fused = None if f"fused_{match.kind}_cell" in off else fused_lstm.place(plan, match)
         if fused is not None:
             done.append((f"fused_{match.kind}_cell", fused.name, len(match.steps)))
-    for layer in fused_layer.find_layers(plan):
+    for layer in on("fused_lstm_layer", fused_layer.find_layers)(plan):
         arranged = _with_layer(plan, layer)
         if arranged is not None:
             plan.steps, step = arranged
             done.append(("fused_lstm_layer", step.name, len(layer.members)))
-    for concat, expands, axis in _stacked_concats(plan):
+    for concat, expands, axis in on("stacked_concat", _stacked_concats)(plan):
         stack = _stack_step(plan, concat, expands, axis)
         members = {id(e) for e in expands}
         plan.steps = [stack if s is concat else s for s in plan.steps if id(s) not in members]
         done.append(("stacked_concat", stack.name, len(expands) + 1))
-    for projection, softmax in _projected_softmaxes(plan):
+    for projection, softmax in on("projected_softmax", _projected_softmaxes)(plan):
         fused = _fused_softmax_step(plan, projection, softmax)
         plan.steps = [fused if s is softmax else s for s in plan.steps if s is not projection]
         done.append(("projected_softmax", fused.name, 2))
     for module, kind in ((fused_dense, "dense_activation"), (fused_conv, "conv_activation")):
-        for producer, act in module.find(plan):
+        for producer, act in on(kind, module.find)(plan):
             fused = module.fused_step(plan, producer, act)
             plan.steps = [fused if s is act else s for s in plan.steps if s is not producer]
             done.append((kind, fused.name, 2))
-    for step in _inplace_activations(plan):
+    for step in on("inplace_activation", _inplace_activations)(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, inplace=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, inplace=True)
         done.append(("inplace_activation", step.name, 1))
-    for step, pool in inplace_grads.fold_into_pooling(plan):
+    for step, pool in on("activation_gradient_in_pooling", inplace_grads.fold_into_pooling)(plan):
         done.append(("activation_gradient_in_pooling", f"{step.name}+{pool.name}", 2))
-    for step in inplace_grads.mark(plan):
+    for step in on("inplace_activation_gradient", inplace_grads.mark)(plan):
         done.append(("inplace_activation_gradient", step.name, 1))
-    for group in _shared_weight_groups(plan):
+    for group in on("weight_gradient_terms", _shared_weight_groups)(plan):
         for step in group:
             step.train_ctx = attrs.evolve(step.train_ctx, weight_grad_terms=len(group))
         done.append(("weight_gradient_terms", _group_name(group), len(group)))
-    for step in batch_last.mark(plan):
+    for step in on("batch_last_output", batch_last.mark)(plan):
         done.append(("batch_last_output", step.name, 1))
-    for step in _column_major_products(plan):
+    for step in on("column_major_product", _column_major_products)(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, column_major_out=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, column_major_out=True)
         done.append(("column_major_product", step.name, 1))

@@ -543,3 +543,37 @@ def test_an_unrolled_cells_merged_outputs_are_stacked(ctx, monkeypatch):
     symbol = _lstm_lm(4, "NTC", merge_outputs=True)
     optimized = _compare_lm(symbol, ctx, monkeypatch, 2, 4)
     assert [n for _, n in _stacked(optimized)] == [5]  # four expand_dims and the Concat
+
+
+def _kinds(executor):
+    return {kind for kind, _, _ in executor._plan.optimizations}
+
+
+def test_rewrites_are_switched_off_by_name(monkeypatch):
+    """``REBIND_GRAPH_OPT=-name,-name``: those rewrites only; the values are the same."""
+    symbol, shapes = _mlp(), {"data": (6, 10), "softmax_label": (6,)}
+    every = _kinds(_bind(symbol, mx.cpu(), monkeypatch, True, **shapes))
+    assert {"projected_softmax", "inplace_activation"} <= every
+    monkeypatch.setenv(ENV_SWITCH, "-projected_softmax, -inplace_activation")
+    fewer = symbol.simple_bind(mx.cpu(), **shapes)
+    # those two are not made; the others still are where they apply (which depends on
+    # what the two did: a column-major product may come or go with them)
+    assert not _kinds(fewer) & {"projected_softmax", "inplace_activation"}
+    assert "inplace_activation_gradient" in every & _kinds(fewer)
+    plain = _bind(symbol, mx.cpu(), monkeypatch, False, **shapes)
+    for executor in (fewer, plain):
+        _fill(executor, integer_inputs={"softmax_label": 3})
+    (out_f, grads_f), (out_p, grads_p) = _run(fewer), _run(plain)
+    for got, expected in zip(out_f, out_p, strict=True):
+        _assert_close(got, expected, "output")
+    for name in grads_p:
+        _assert_close(grads_f[name], grads_p[name], name)
+
+
+def test_an_unknown_rewrite_name_is_refused_with_the_names(monkeypatch):
+    from rebind.executor.optimize import REWRITES
+
+    monkeypatch.setenv(ENV_SWITCH, "-dense_activations")
+    with pytest.raises(ValueError, match="no rewrite is named dense_activations") as caught:
+        _mlp().simple_bind(mx.cpu(), data=(2, 10), softmax_label=(2,))
+    assert all(name in str(caught.value) for name in REWRITES)
