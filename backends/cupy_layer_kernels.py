@@ -48,10 +48,17 @@ __all__ = [
     "lstm_layer_forward_with_product",
     "rnn_lstm_backward_with_product",
     "rnn_lstm_forward_with_product",
+    "with_product",
 ]
 
 # the widest layer whose steps work out their recurrent products themselves
 MAX_HIDDEN_WITH_PRODUCT = 256
+
+
+def with_product(hidden):
+    """Whether a layer of ``hidden`` units takes the ``*_with_product`` step kernels."""
+    return hidden <= MAX_HIDDEN_WITH_PRODUCT
+
 
 _FORWARD_BODY = lstm_forward_body(
     lambda k: f"i2h[gates{k}] + (h2h[gates{k}] + bias[j{k}])"  # as FullyConnected adds it

@@ -23,8 +23,8 @@ from rebind.backends.cupy_kernels import fusable
 
 from ..ops.base import OpDef
 from ..ops.conv import conv_work_backward, conv_work_forward
-from .fused_dense import _replaced, activation_after, in_place_of, steps_backward, steps_forward
-from .fused_ops import _not_for_symbols
+from .fused_dense import activation_after, in_place_of, steps_backward, steps_forward
+from .fused_ops import _not_for_symbols, replaced
 
 __all__ = ["ANY_DEVICE", "CONV_ACTIVATION", "ConvActParams", "find", "fused_step"]
 
@@ -90,5 +90,5 @@ def find(plan):
 
 def fused_step(plan, conv, act):
     """The step standing for ``conv`` and ``act`` (it takes the activation's place)."""
-    params = ConvActParams(conv=_replaced(conv), activation=_replaced(act))
+    params = ConvActParams(conv=replaced(conv), activation=replaced(act))
     return in_place_of(plan, conv, act, CONV_ACTIVATION, params)

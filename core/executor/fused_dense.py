@@ -25,7 +25,7 @@ from rebind.backends import cupy_nn_kernels, cupy_row_kernels
 from rebind.backends.cupy_kernels import fusable
 
 from ..ops.base import OpDef
-from .fused_ops import _not_for_symbols
+from .fused_ops import _not_for_symbols, bias_in_kernel, replaced, run_replaced
 
 __all__ = [
     "ANY_DEVICE",
@@ -53,17 +53,14 @@ class DenseParams:
 
 
 def _dense_forward(ctx, p, inputs, aux):
-    fc_op, fc_train, fc_infer, _ = p.fc
-    act_type, (data, weight, bias) = p.activation[3].act_type, inputs
-    if not (fusable(data, weight, bias) and bias.flags.c_contiguous):
+    data, weight, bias = inputs
+    if not bias_in_kernel(data, weight, bias):
         return steps_forward(ctx, p.fc, p.activation, inputs)
-    fc_ctx = fc_train if ctx.is_train else fc_infer
-    (product,), fc_saved = fc_op.forward(fc_ctx, p.fc_unbiased, [data, weight], [])
-    if fusable(product, contiguous=True) and product.ndim == 2:
-        out = cupy_nn_kernels.bias_activation_forward(ctx.xp, act_type, product, bias)
-        return [out], ("fused", fc_saved, out)
-    product += bias  # not the kernel's layout: as the two steps would
-    return steps_forward(ctx, None, p.activation, [product], fc_saved)
+    # the product: a new C-contiguous (rows, hidden) array, which the kernel overwrites
+    (product,), fc_saved = run_replaced(ctx, p.fc, [data, weight], params=p.fc_unbiased)
+    act_type = p.activation[3].act_type
+    out = cupy_nn_kernels.bias_activation_forward(ctx.xp, act_type, product, bias)
+    return [out], ("fused", fc_saved, out)
 
 
 def _dense_backward(ctx, p, saved, out_grads, need_grad):
@@ -82,22 +79,10 @@ def _dense_backward(ctx, p, saved, out_grads, need_grad):
     return steps_backward(ctx, p.fc, p.activation, (fc_saved, act_saved), grad, need_grad)
 
 
-def steps_forward(ctx, producer, activation, inputs, producer_saved=None):
-    """The replaced steps' forward: ``([out], ("steps", producer's saved, activation's))``.
-
-    With ``producer`` None, ``inputs`` is the producer's output already made
-    (``producer_saved`` its saved state) and only the activation runs.
-    """
-    if producer is not None:
-        op, train, infer, params = producer
-        (product,), producer_saved = op.forward(
-            train if ctx.is_train else infer, params, inputs, []
-        )
-        inputs = [product]
-    act_op, act_train, act_infer, act_params = activation
-    (out,), act_saved = act_op.forward(
-        act_train if ctx.is_train else act_infer, act_params, inputs, []
-    )
+def steps_forward(ctx, producer, activation, inputs):
+    """The replaced steps' forward: ``([out], ("steps", producer's saved, activation's))``."""
+    (product,), producer_saved = run_replaced(ctx, producer, inputs)
+    (out,), act_saved = run_replaced(ctx, activation, [product])
     return [out], ("steps", producer_saved, act_saved)
 
 
@@ -181,16 +166,11 @@ def find(plan):
 def fused_step(plan, fc, act):
     """The step standing for ``fc`` and ``act`` (it takes the activation's place)."""
     params = DenseParams(
-        fc=_replaced(fc),
-        activation=_replaced(act),
+        fc=replaced(fc),
+        activation=replaced(act),
         fc_unbiased=attrs.evolve(fc.params, no_bias=True),
     )
     return in_place_of(plan, fc, act, DENSE_ACTIVATION, params)
-
-
-def _replaced(step):
-    """What the fused step keeps of a step it replaces: op, contexts, parameters."""
-    return (step.op, step.train_ctx, step.infer_ctx, step.params)
 
 
 def in_place_of(plan, producer, act, op, params):

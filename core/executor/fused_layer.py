@@ -39,6 +39,7 @@ from rebind.backends.cupy_kernels import fusable
 from ..ops.base import OpDef
 from ..ops.nn import bias_gradient
 from .fused_lstm import _not_for_symbols
+from .fused_ops import replaced, run_replaced
 from .inplace_grads import readers_of
 
 __all__ = ["ANY_DEVICE", "LSTM_LAYER", "LayerParams", "find_layers", "layer_step"]
@@ -74,7 +75,7 @@ def _layer_forward(ctx, p, inputs, aux):
     outputs = xp.empty((count + 1, rows, hidden), dtype=dtype)
     states[0], outputs[0] = c_begin, h_begin
     kept = xp.empty((count, rows, 5 * hidden), dtype=dtype)
-    if _with_product(hidden):
+    if kernels.with_product(hidden):
         weight_t = xp.ascontiguousarray(weight.T)
         forward = kernels.lstm_layer_forward_with_product
         for t in range(count):
@@ -90,26 +91,16 @@ def _layer_forward(ctx, p, inputs, aux):
     return values, (("fused", states, outputs, kept, weight) if ctx.is_train else None)
 
 
-def _with_product(hidden):
-    """Whether each time step's kernel works out its recurrent product (narrow layers)."""
-    return hidden <= kernels.MAX_HIDDEN_WITH_PRODUCT
-
-
 def _plain_forward(ctx, p, steps_in, weight, bias, h_prev, c_prev):
     """The replaced steps themselves, in their order."""
     saved, values = [], []
     for t, (projection, cell) in enumerate(p.steps):
-        (h2h,), projection_state = _run_forward(ctx, projection, [h_prev, weight, bias])
-        (c_prev, h_prev), cell_state = _run_forward(ctx, cell, [steps_in[t], h2h, c_prev])
+        (h2h,), projection_state = run_replaced(ctx, projection, [h_prev, weight, bias])
+        (c_prev, h_prev), cell_state = run_replaced(ctx, cell, [steps_in[t], h2h, c_prev])
         values.append((c_prev, h_prev))
         saved.append((projection_state, cell_state))
     outputs = [values[t][which] for t, which in p.outputs]
     return outputs, (("steps", saved) if ctx.is_train else None)
-
-
-def _run_forward(ctx, replaced, inputs):
-    op, train_ctx, infer_ctx, params = replaced
-    return op.forward(train_ctx if ctx.is_train else infer_ctx, params, inputs, [])
 
 
 def _layer_backward(ctx, p, saved, out_grads, need_grad):
@@ -124,7 +115,7 @@ def _layer_backward(ctx, p, saved, out_grads, need_grad):
     _, rows, hidden = states.shape
     zeros = xp.zeros((rows, hidden), dtype=states.dtype)
     d_gates = xp.empty((count, rows, 4 * hidden), dtype=states.dtype)
-    if _with_product(hidden):
+    if kernels.with_product(hidden):
         # the state's gradient between steps, in turns (zeros before the last step)
         carried = xp.zeros((2, rows, hidden), dtype=states.dtype)
         backward = kernels.lstm_layer_backward_with_product
@@ -296,9 +287,7 @@ def layer_step(plan, layer):
                 names.append(cell.output_names[which])
     params = LayerParams(
         count=len(layer.pairs),
-        steps=tuple(
-            tuple((s.op, s.train_ctx, s.infer_ctx, s.params) for s in pair) for pair in layer.pairs
-        ),
+        steps=tuple(tuple(replaced(s) for s in pair) for pair in layer.pairs),
         outputs=tuple(outputs),
     )
     first_cell, last_cell = layer.pairs[0][1], layer.pairs[-1][1]

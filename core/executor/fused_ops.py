@@ -22,7 +22,30 @@ __all__ = [
     "PROJECTED_SOFTMAX_OUTPUT",
     "BatchedParams",
     "ProjectedSoftmaxParams",
+    "bias_in_kernel",
+    "replaced",
+    "run_replaced",
 ]
+
+
+def replaced(step):
+    """What a plan-only step keeps of a step it replaces: ``(op, train ctx, infer ctx, params)``."""
+    return (step.op, step.train_ctx, step.infer_ctx, step.params)
+
+
+def run_replaced(ctx, kept, inputs, params=None):
+    """A replaced step's forward (``kept`` from ``replaced``), in ``ctx``'s mode.
+
+    ``params`` stands in for the step's own where given.
+    """
+    op, train_ctx, infer_ctx, own = kept
+    step_ctx = train_ctx if ctx.is_train else infer_ctx
+    return op.forward(step_ctx, own if params is None else params, inputs, [])
+
+
+def bias_in_kernel(data, weight, bias):
+    """Whether a GPU kernel after a product may add ``bias`` itself (raw C-contiguous reads)."""
+    return fusable(data, weight, bias) and bias.flags.c_contiguous
 
 
 def _not_for_symbols(*_args):
@@ -115,6 +138,7 @@ class ProjectedSoftmaxParams:
     softmax_params: object
     has_bias: bool
     # the FullyConnected's parameters without its bias, which a GPU's softmax kernel adds
+    # (None without a bias)
     fc_unbiased: object = None
 
 
@@ -129,7 +153,7 @@ def _projected_softmax_forward(ctx, p, inputs, aux):
     (computed through float32) runs the two kernels as they are.
     """
     label = inputs[-1]
-    if p.has_bias and p.fc_unbiased is not None and _bias_in_softmax(p, inputs):
+    if p.fc_unbiased is not None and _bias_in_softmax(p, inputs):
         # a GPU's rows of few classes: the bias added in the softmax kernel, one launch less
         (logits,), fc_saved = p.fc_op.forward(ctx, p.fc_unbiased, inputs[:2], [])
         prob = softmax_rows(ctx.xp, logits, logits, bias=inputs[2])
@@ -143,12 +167,7 @@ def _projected_softmax_forward(ctx, p, inputs, aux):
 
 
 def _bias_in_softmax(p, inputs):
-    data, weight, bias = inputs[:3]
-    return (
-        0 < p.fc_params.num_hidden <= cupy_row_kernels.MAX_WIDTH
-        and fusable(data, weight, bias)
-        and bias.flags.c_contiguous
-    )
+    return 0 < p.fc_params.num_hidden <= cupy_row_kernels.MAX_WIDTH and bias_in_kernel(*inputs[:3])
 
 
 def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):

@@ -23,6 +23,7 @@ Gate orders are MXNet's (and cuDNN's): LSTM [i, f, g, o], GRU [r, z, n].
 """
 
 from rebind.backends import cupy_gemm as gemm
+from rebind.backends import cupy_layer_kernels as layer_kernels
 from rebind.backends.cupy_kernels import fusable
 
 __all__ = ["CELLS"]
@@ -63,9 +64,7 @@ def _clip_cell(xp, c, clip):
 
 def _with_product(wh, h0):
     """Whether a step's kernel works out its recurrent product (a narrow layer's)."""
-    from rebind.backends import cupy_layer_kernels
-
-    narrow = h0.shape[1] <= cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT
+    narrow = layer_kernels.with_product(h0.shape[1])
     return narrow and wh.flags.c_contiguous and h0.flags.c_contiguous  # read by raw pointers
 
 
@@ -145,12 +144,10 @@ class LSTMCell(_Cell):
         fused = _fused_gpu(clip, xg, y, c0)
         if fused and length and _with_product(wh, h0):
             # each step one kernel, its recurrent product inside (cupy_layer_kernels)
-            from rebind.backends import cupy_layer_kernels as kernels
-
             weight_t, last = xp.ascontiguousarray(whT), None
             for t in _steps(length, reverse):
                 prev = _previous(t, length, reverse)
-                kernels.rnn_lstm_forward_with_product(
+                layer_kernels.rnn_lstm_forward_with_product(
                     xp, t, -1 if prev is None else prev, weight_t, h0, c0, xg, cells,
                     tanh_cells, y,
                 )  # fmt: skip
@@ -183,13 +180,11 @@ class LSTMCell(_Cell):
         length, hidden = gates.shape[0], h0.shape[1]
         fused = inside is None and _fused_gpu(None, gates, dxg, dy, c0, dh, dc)
         if fused and length and _with_product(wh, h0):
-            from rebind.backends import cupy_layer_kernels as kernels
-
             carried = xp.empty((2, *c0.shape), dtype=c0.dtype)  # dc between steps, in turns
             order = list(_steps(length, not reverse))
             for k, t in enumerate(order):
                 prev = _previous(t, length, reverse)
-                kernels.rnn_lstm_backward_with_product(
+                layer_kernels.rnn_lstm_backward_with_product(
                     xp, t, -1 if prev is None else prev, order[k - 1] if k else -1,
                     (gates, cells, tanh_cells), c0, dy, dh, dc, wh, dxg, carried,
                     ((k - 1) % 2 if k else -1, k % 2),

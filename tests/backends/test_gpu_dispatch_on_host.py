@@ -54,6 +54,7 @@ def _through_host_kernels(patch, host_cupy, launched):
             function = getattr(module, name)
             if not callable(function) or name in (
                 "window_geometry",
+                "with_product",
                 "MAX_WIDTH",
                 "MAX_COLUMN_ROWS",
             ):
