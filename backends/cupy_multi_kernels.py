@@ -131,11 +131,10 @@ def sgd_steps(cupy, weights, grads, moms, decays, rates, momentum):
     ``weights``, ``grads`` and ``moms`` (None without momentum) are lists of
     C-contiguous CuPy arrays of one dtype (float32 or float64) on the current
     device, each gradient and momentum of its weight's shape; ``decays`` and
-    ``rates`` hold each weight's (or one shared by all), ``momentum`` one
-    shared; all scalars in the weights' dtype.
+    ``rates`` are lists, each weight's, ``momentum`` is shared; all scalars in
+    the weights' dtype.
     """
-    count = len(weights)
-    own = tuple(v if isinstance(v, (list, tuple)) else [v] * count for v in (decays, rates))
+    own = (decays, rates)
     if moms is None:
         _launch(cupy, "sgd", (weights, grads), own, ())
     else:

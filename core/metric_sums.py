@@ -99,6 +99,6 @@ def device_total(metric, name, xp):
     current = metric.__dict__.get(key, 0.0)
     if type(current) is not _OnDevice:
         current = metric.__dict__[key] = _OnDevice(xp.full(1, float(current), dtype="float64"))
-    elif current.total.dtype != "float64" or current.total.size != 1:
-        current.total = current.total.astype("float64").reshape(1)
+    elif current.total.dtype != "float64":  # an integer sum (a user's int start)
+        current.total = current.total.astype("float64")
     return current.total.reshape(1)

@@ -49,8 +49,7 @@ class Accuracy(EvalMetric):
             if self._one_kernel(pred, label):
                 # a GPU's scores: one kernel adds the correct rows to both running sums,
                 # which stay on the device until read
-                totals = (device_total(self, n, xp) for n in ("sum_metric", "global_sum_metric"))
-                cupy_row_kernels.add_correct_rows(xp, pred, label, *totals)
+                cupy_row_kernels.add_correct_rows(xp, pred, label, *self._device_totals(xp))
                 self.num_inst += label.size
                 self.global_num_inst += label.size
                 continue
@@ -58,8 +57,7 @@ class Accuracy(EvalMetric):
                 pred = pred.argmax(axis=self.axis)
             if _counted_on_device(pred, label):
                 # on a GPU: one kernel compares (as int32) and adds to both running sums
-                totals = (device_total(self, n, xp) for n in ("sum_metric", "global_sum_metric"))
-                cupy_row_kernels.add_equal(xp, pred, label, *totals)
+                cupy_row_kernels.add_equal(xp, pred, label, *self._device_totals(xp))
                 self.num_inst += pred.size
                 self.global_num_inst += pred.size
                 continue
@@ -71,6 +69,10 @@ class Accuracy(EvalMetric):
             self._add_sums(xp.count_nonzero(pred == label))
             self.num_inst += pred.size
             self.global_num_inst += pred.size
+
+    def _device_totals(self, xp):
+        """The local and the global sum as device arrays the counting kernels add into."""
+        return device_total(self, "sum_metric", xp), device_total(self, "global_sum_metric", xp)
 
     def _one_kernel(self, pred, label):
         return (

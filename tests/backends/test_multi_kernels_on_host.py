@@ -40,7 +40,10 @@ def test_one_launch_equals_the_rule_on_every_weight(host_cupy, dtype, momentum, 
     got_w, got_m = [w.copy() for w in weights], [m.copy() for m in moms]
     states = got_m if momentum else None
     for _ in range(2):
-        cupy_multi_kernels.sgd_steps(host_cupy, got_w, grads, states, decay, rate, kind(momentum))
+        count = len(got_w)
+        cupy_multi_kernels.sgd_steps(
+            host_cupy, got_w, grads, states, [decay] * count, [rate] * count, kind(momentum)
+        )
     for weight, grad, mom, w, m in zip(weights, grads, moms, got_w, got_m, strict=True):
         expected_w, expected_m = weight.copy(), mom.copy()
         state = expected_m if momentum else None
@@ -59,7 +62,9 @@ def test_only_the_tabled_views_change(host_cupy):
     grads = [np.ones_like(w) for w in weights]
     before = buffer.copy()
     f32 = np.float32
-    cupy_multi_kernels.sgd_steps(host_cupy, weights, grads, None, f32(0), f32(0.5), f32(0))
+    cupy_multi_kernels.sgd_steps(
+        host_cupy, weights, grads, None, [f32(0)] * 3, [f32(0.5)] * 3, f32(0)
+    )
     changed = np.flatnonzero(buffer != before)
     assert changed.tolist() == [*range(2, 10), 15, *range(20, 38)]
     np.testing.assert_array_equal(buffer[changed], before[changed] - f32(0.5))
@@ -86,7 +91,9 @@ def test_more_weights_than_a_group_take_one_launch_per_group(host_cupy, monkeypa
     f32 = np.float32
     decay, rate = f32(0.1) * f32(1e-3), f32(0.1) * f32(0.5)  # as sgd_step makes them
     got_w, got_m = [w.copy() for w in weights], [m.copy() for m in moms]
-    cupy_multi_kernels.sgd_steps(host_cupy, got_w, grads, got_m, decay, rate, f32(0.9))
+    cupy_multi_kernels.sgd_steps(
+        host_cupy, got_w, grads, got_m, [decay] * count, [rate] * count, f32(0.9)
+    )
     assert launches == [cupy_multi_kernels.GROUP, 3]
     for weight, grad, mom, w, m in zip(weights, grads, moms, got_w, got_m, strict=True):
         rules.sgd_step(weight, grad, mom, 0.1, 1e-3, 0.9, 0.5)
