@@ -8,17 +8,22 @@ and a small model's step is mostly such costs. MXNet 1.9 aggregates the same
 way (``multi_sgd_mom_update``, up to ``MXNET_OPTIMIZER_AGGREGATION_SIZE``
 weights per call).
 
-Here up to ``GROUP`` weights that share a dtype are updated by one kernel
-over all their elements: each position finds its weight by comparing itself
-with the weights' start offsets, then runs the single kernel's body on that
-weight's element, so the arithmetic and its order are the single kernel's.
-SGD's rate and decay are chosen per weight the same way (MXNet gives biases
-no weight decay: weights and biases still share one launch); Adam's scalars
-are shared by a launch's weights. Rules: SGD with and without momentum
-(``cupy_kernels.sgd_step``'s body), and Adam from the raw gradient (the
-rescaling, decay and clipping ``Adam`` applies first, then
-``cupy_kernels.adam_step``'s body): one launch where Adam took four or five
-per weight.
+Here up to ``GROUP`` weights that share a dtype are updated by one kernel.
+Each thread takes one lane of a weight: ``WIDTH`` (4) consecutive elements
+when every array of the group starts on a 16-byte word (CuPy's allocations
+all do), read and written as whole words, for the step of a large model is
+bound by memory (one element a thread, in 4-byte accesses, left it at a
+fraction of the bandwidth); else one element. A lane finds its weight by
+comparing itself with the weights' first lanes, then runs the single
+kernel's body on each of its elements, so the arithmetic and its order are
+the single kernel's. SGD's rate and decay are chosen per weight the same
+way (MXNet gives biases no weight decay: weights and biases still share one
+launch); Adam's scalars are shared by a launch's weights.
+
+Rules: SGD with and without momentum (``cupy_kernels.sgd_step``'s body),
+and Adam from the raw gradient (the rescaling, decay and clipping ``Adam``
+applies first, then ``cupy_kernels.adam_step``'s body): one launch where
+Adam took four or five per weight.
 
 The weights', gradients' and states' device addresses and the offsets are
 the kernel's scalar arguments, as MXNet's multi-tensor kernels take them:
@@ -33,10 +38,12 @@ Kernels are compiled on first use; importing this module does not import CuPy.
 
 from .cupy_kernels import _ADAM_BODY, _SGD_BODY, _SGD_MOMENTUM_BODY
 
-__all__ = ["GROUP", "adam_steps", "address", "sgd_steps"]
+__all__ = ["GROUP", "WIDTH", "adam_steps", "address", "sgd_steps"]
 
 # the most weights per launch (a kernel is compiled per rule and group size up to this)
 GROUP = 16
+# elements a thread updates: four floats (or doubles) are one 16-byte word (or two)
+WIDTH = 4
 
 _KERNELS = {}
 
@@ -69,49 +76,98 @@ _RULES = {
 _READ_ONLY = ("grad", "given")
 
 
-def _select(names, count, scalars=()):
-    """Code choosing each ``<name>_at<t>`` address and ``<scalar><t>``, and ``first``.
+def _select(names, count, scalars, sized):
+    """Code choosing each ``<name>_at<t>`` address, ``<scalar><t>``, ``first`` (and ``size``).
 
-    Position i of the concatenated weights belongs to the last weight whose
+    Lane i of the concatenated weights belongs to the last weight whose
     start is <= i (start0 is 0, starts ascend; an empty weight shares its
     start with the next and is never chosen): one comparison per weight, each
     choosing among scalar parameters, so everything stays in registers (a
     local array indexed by a computed weight number would live in each
-    thread's stack memory). ``first`` is the chosen weight's start.
+    thread's stack memory). ``first`` is the chosen weight's first lane,
+    ``size`` its number of elements (where lanes are wider than one).
     """
     lines = [f"    unsigned long long {n}_at = {n}_at0;\n" for n in names]
     lines += [f"    T {n} = {n}0;\n" for n in scalars]
     lines.append("    long long first = 0;\n")
+    lines += ["    long long size = size0;\n"] if sized else []
     for k in range(1, count):
-        chosen = " ".join(
-            [f"{n}_at = {n}_at{k};" for n in names] + [f"{n} = {n}{k};" for n in scalars]
-        )
-        lines.append(f"    if (i >= start{k}) {{ {chosen} first = start{k}; }}\n")
-    lines.append("    const long long j = i - first;\n")
+        chosen = [f"{n}_at = {n}_at{k};" for n in names] + [f"{n} = {n}{k};" for n in scalars]
+        chosen += [f"first = start{k};"] + ([f"size = size{k};"] if sized else [])
+        lines.append(f"    if (i >= start{k}) {{ {' '.join(chosen)} }}\n")
     return "".join(lines)
 
 
-def _kernel(cupy, rule, count):
-    key = (rule, count)
+def _lane(arrays, element, width):
+    """Code running ``element`` on the ``width`` elements of lane i of its weight.
+
+    Each element is read into a local first and written back after the
+    arithmetic, so no store can alias a later load. In a group whose arrays
+    all start on 16-byte words, a whole lane is read and written as whole
+    words (``width`` 4: the pointers are declared 16-byte aligned, and each
+    array's four loads, and its four stores, run one after another, so the
+    compiler merges them); a weight's last, shorter lane goes element by
+    element.
+    """
+    writable = [name for name in arrays if name not in _READ_ONLY]
+
+    def const(name):
+        return "const " if name in _READ_ONLY else ""
+
+    def pointer(name, aligned):
+        at = f"reinterpret_cast<{const(name)}T*>({name}_at) + at"
+        if aligned:
+            at = f"static_cast<{const(name)}T*>(__builtin_assume_aligned({at}, 16))"
+        return f"        {const(name)}T* const {name}_p = {at};\n"
+
+    def each(name, statement):
+        return f"        for (int e = 0; e < {width}; ++e) {{ {statement} }}\n"
+
+    def one(source, indent):  # the element's arithmetic on locals read from source[e]
+        reads = [f"{indent}{const(n)}T {n} = {source.format(n)}[e];\n" for n in arrays]
+        return "".join([*reads, f"{indent}{{{element}{indent}}}\n"])
+
+    code = [f"    const long long at = (i - first) * {width};\n"]
+    if width == 1:
+        code += ["    {\n", *(pointer(n, False) for n in arrays), "        const int e = 0;\n"]
+        code += [one("{}_p", "        ")]
+        code += [f"        {n}_p[0] = {n};\n" for n in writable]
+        return "".join([*code, "    }\n"])
+    code.append(f"    if (at + {width} <= size) {{\n")
+    code += [pointer(n, True) for n in arrays]
+    code += [f"        T {n}_v[{width}];\n" for n in arrays]
+    code += [each(n, f"{n}_v[e] = {n}_p[e];") for n in arrays]
+    code.append(f"        for (int e = 0; e < {width}; ++e) {{\n")
+    code.append(one("{}_v", "            "))
+    code += [f"            {n}_v[e] = {n};\n" for n in writable]
+    code.append("        }\n")
+    code += [each(n, f"{n}_p[e] = {n}_v[e];") for n in writable]
+    code.append("    } else {\n")
+    code += [pointer(n, False) for n in arrays]
+    code.append("        for (int e = 0; at + e < size; ++e) {\n")
+    code.append(one("{}_p", "            "))
+    code += [f"            {n}_p[e] = {n};\n" for n in writable]
+    code.append("        }\n    }\n")
+    return "".join(code)
+
+
+def _kernel(cupy, rule, count, width):
+    key = (rule, count, width)
     kernel = _KERNELS.get(key)
     if kernel is None:
         arrays, own, shared, element = _RULES[rule]
         params = [f"uint64 {name}_at{k}" for name in arrays for k in range(count)]
         params += [f"int64 start{k}" for k in range(count)]
+        params += [f"int64 size{k}" for k in range(count)] if width > 1 else []
         params += [f"T {name}{k}" for name in own for k in range(count)]
         params += [f"T {name}" for name in shared]
-        body = _select(arrays, count, own)
-        for name in arrays:
-            if name in _READ_ONLY:
-                body += f"    const T {name} = reinterpret_cast<const T*>({name}_at)[j];\n"
-            else:
-                body += f"    T& {name} = reinterpret_cast<T*>({name}_at)[j];\n"
-        body += "    {" + element + "    }\n"
+        body = _select(arrays, count, own, width > 1) + _lane(arrays, element, width)
+        aligned = "" if width == WIDTH else "_unaligned"
         kernel = _KERNELS[key] = cupy.ElementwiseKernel(
             ", ".join(params),
             "raw T first_weight",  # its element type (the weights are written through addresses)
             body,
-            f"rebind_multi_{rule}_{count}",
+            f"rebind_multi_{rule}_{count}{aligned}",
         )
     return kernel
 
@@ -163,13 +219,17 @@ def _launch(cupy, rule, arrays, own, shared):
 
 
 def _launch_group(cupy, rule, arrays, own, shared):
-    starts, total = [], 0
+    arguments = [address(array) for column in arrays for array in column]
+    # 16-byte words where every array starts on one (CuPy's allocations do; a view may not)
+    width = WIDTH if all(at % 16 == 0 for at in arguments) else 1
+    starts, sizes, total = [], [], 0
     for weight in arrays[0]:
         starts.append(total)
-        total += weight.size
+        sizes.append(weight.size)
+        total += -(-weight.size // width)
     if not total:
         return
-    arguments = [address(array) for column in arrays for array in column]
-    kernel = _kernel(cupy, rule, len(arrays[0]))
+    kernel = _kernel(cupy, rule, len(arrays[0]), width)
     per_weight = [value for values in own for value in values]
-    kernel(*arguments, *starts, *per_weight, *shared, arrays[0][0], size=total)
+    sizes = sizes if width > 1 else []
+    kernel(*arguments, *starts, *sizes, *per_weight, *shared, arrays[0][0], size=total)

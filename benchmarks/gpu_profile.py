@@ -1,7 +1,7 @@
 """Where Module.fit spends its steps on a GPU: host time by function, device time by kernel.
 
     python3 benchmarks/gpu_profile.py [--models mlp mlp4096 lenet lstm] [--batches N]
-                                      [--top N] [--device gpu|cpu]
+                                      [--top N] [--device gpu|cpu] [--pytorch]
 
 For each workload of ``benchmarks/gpu.py`` (the same symbol, data, parameters
 and SGD, through ``_gpu_rebind.fit``), two fits of two epochs each; the first
@@ -12,6 +12,10 @@ epoch of each (binding, kernel compilation) is left out, the second measured:
 2. under PyTorch's profiler, when torch is importable: CUPTI records every
    kernel and copy the process starts, CuPy's included, so its table gives
    the device time by kernel and the launches a step.
+
+With ``--pytorch``, PyTorch eager's loop of ``benchmarks/gpu.py`` runs under
+the same profiler after each workload (both its epochs, the first a warm-up):
+which kernels it picks for the same products, and what its step costs.
 
 The epoch's end (``get_params`` and the callbacks) is inside the measured
 part, as it is inside ``benchmarks/gpu.py``'s rates. Nothing here is compared
@@ -89,6 +93,23 @@ def kernel_profile(model, device, batches, top):
     print(events.table(sort_by=sort, row_limit=top, max_name_column_width=50))
 
 
+def pytorch_kernel_profile(model, device, batches, top):
+    """PyTorch eager's own loop (``_gpu_torch.fit``) under the same profiler: its kernels."""
+    import _gpu_torch
+    import torch.profiler as tp
+
+    activities = [tp.ProfilerActivity.CPU, tp.ProfilerActivity.CUDA]
+    with tp.profile(activities=activities) as prof:
+        _gpu_torch.fit(model, device, "full", batches, 1)
+    events = prof.key_averages()
+    device_us = sum(getattr(e, "self_device_time_total", 0) for e in events)
+    print(
+        f"-- {model}: PyTorch eager, device, two epochs of {batches} batches (the first a "
+        f"warm-up): {device_us / 1e3 / (2 * batches):.2f} ms on the device a batch"
+    )
+    print(events.table(sort_by="self_cuda_time_total", row_limit=top, max_name_column_width=50))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", choices=models.MODEL_NAMES, default=None)
@@ -96,6 +117,9 @@ def main(argv=None):
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--device", choices=("gpu", "cpu"), default="gpu")
     parser.add_argument("--no-torch", action="store_true", help="skip the kernel table")
+    parser.add_argument(
+        "--pytorch", action="store_true", help="also PyTorch eager's loop's kernels (GPU)"
+    )
     args = parser.parse_args(argv)
     has_torch = not args.no_torch and importlib.util.find_spec("torch") is not None
     for model in args.models or models.MODEL_NAMES:
@@ -106,6 +130,8 @@ def main(argv=None):
                 kernel_profile(model, args.device, batches, args.top)
             except Exception as exc:  # the profiler is a lead, not the point
                 print(f"-- {model}: torch profiler failed: {exc!r}")
+        if has_torch and args.pytorch and args.device == "gpu":
+            pytorch_kernel_profile(model, args.device, batches, args.top)
         sys.stdout.flush()
     return 0
 

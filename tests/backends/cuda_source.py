@@ -22,7 +22,7 @@ import subprocess
 
 import numpy as np
 
-__all__ = ["compile_calls", "kernel_source", "unavailable"]
+__all__ = ["compile_calls", "kernel_source", "ptx_functions", "unavailable"]
 
 # CuPy's argument kinds (its _ArgKind enum) and the headers it puts before every kernel
 _NDARRAY, _INDEXER, _SCALAR = 1, 2, 3
@@ -107,19 +107,32 @@ def kernel_source(calls):
     return "".join(parts), index
 
 
-def compile_calls(calls, folder):
-    """nvcc over every recorded call; returns (the CompletedProcess, the number of kernels)."""
+def compile_calls(calls, folder, ptx=False):
+    """nvcc over every recorded call; returns (the CompletedProcess, the number of kernels).
+
+    To machine code (ptxas reports each kernel's registers and stack memory),
+    or with ``ptx`` to PTX, written to ``folder``/rebind_kernels.ptx.
+    """
     cupy = _cupy_parts()[0]
     source, count = kernel_source(calls)
     path = os.path.join(folder, "rebind_kernels.cu")
     with open(path, "w") as file:
         file.write(source)
     include = os.path.join(os.path.dirname(cupy.__file__), "_core", "include")
-    # to machine code (ptxas), which reports each kernel's registers and stack memory
-    command = ["nvcc", f"-arch={ARCH}", "-std=c++17", f"-I{include}", "-cubin"]
-    command += ["--resource-usage", "-o", os.path.join(folder, "rebind_kernels.cubin"), path]
+    command = ["nvcc", f"-arch={ARCH}", "-std=c++17", f"-I{include}"]
+    if ptx:
+        command += ["-ptx", "-o", os.path.join(folder, "rebind_kernels.ptx"), path]
+    else:
+        command += ["-cubin", "--resource-usage"]
+        command += ["-o", os.path.join(folder, "rebind_kernels.cubin"), path]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     return done, count
+
+
+def ptx_functions(text):
+    """Kernel name -> its PTX body, from a PTX file's text."""
+    parts = re.split(r"\.visible \.entry (\w+)\(", text)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
 def stack_memory(stderr):

@@ -50,6 +50,29 @@ def test_the_host_tests_call_every_kernel_the_backend_names(host_cupy):
     assert len(called) >= 40  # the kernels with computed names (activations, multi-SGD) too
 
 
+def test_aligned_multi_weight_steps_read_and_write_16_byte_words(host_cupy, tmp_path):
+    # each array's four elements of a lane are one vector load (and store): the
+    # optimizer step of a large model is bound by memory, and 4-byte accesses of
+    # one element a thread left it at a fraction of the bandwidth
+    calls = _recorded_or_skip(host_cupy)
+    multi = {d: s for d, s in calls.items() if d[3].startswith("rebind_multi_")}
+    done, _ = cuda_source.compile_calls(multi, tmp_path, ptx=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    functions = cuda_source.ptx_functions(Path(tmp_path, "rebind_kernels.ptx").read_text())
+    # arrays read, and written, by each rule
+    expected = {"sgd": (2, 1), "sgd_momentum": (3, 2), "adam": (4, 3)}
+    seen = set()
+    for name, body in functions.items():
+        rule = re.match(r"rebind_multi_([a-z_]+?)_\d+", name).group(1)
+        vectors = (body.count("ld.v4.f32"), body.count("st.v4.f32"))
+        if "_unaligned" in name:
+            assert vectors == (0, 0), name
+        elif ".f32" in body and ".f64" not in body:
+            assert vectors == expected[rule], name
+            seen.add(rule)
+    assert seen == set(expected)
+
+
 def test_a_kernel_that_is_not_cuda_fails_to_compile(host_cupy, tmp_path):
     # the check itself: a host-only call in a body is refused by nvcc
     _recorded_or_skip(host_cupy)

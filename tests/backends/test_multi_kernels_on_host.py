@@ -55,6 +55,45 @@ def test_one_launch_equals_the_rule_on_every_weight(host_cupy, dtype, momentum, 
             assert not np.array_equal(w, weight)
 
 
+def _offset(array, by):
+    """A copy of ``array`` whose data starts ``by`` bytes past a 64-byte boundary."""
+    raw = np.zeros(array.nbytes + 64 + by, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 64 + by
+    view = raw[start : start + array.nbytes].view(array.dtype).reshape(array.shape)
+    view[...] = array
+    return view
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_aligned_words_and_single_elements_give_the_same_weights(host_cupy, dtype):
+    # arrays on 16-byte words go four elements a thread (a last lane of 1-3 elements
+    # alone); one array off a word sends the whole group one element a thread
+    shapes = [(35,), (1,), (0,), (3,), (4,), (8, 5), (2,)]
+    weights, grads, moms = (_arrays(dtype, seed, shapes) for seed in (12, 13, 14))
+    kind = np.dtype(dtype).type
+    results = []
+    for shift in (0, 4):
+        cupy_multi_kernels._KERNELS.clear()
+        got_w = [_offset(w, 0) for w in weights]
+        got_g = [_offset(g, shift if k == 3 else 0) for k, g in enumerate(grads)]
+        got_m = [_offset(m, 0) for m in moms]
+        count = len(shapes)
+        decays, rates = [kind(1e-3)] * count, [kind(0.05)] * count
+        cupy_multi_kernels.sgd_steps(host_cupy, got_w, got_g, got_m, decays, rates, kind(0.9))
+        width = 1 if shift else cupy_multi_kernels.WIDTH
+        assert list(cupy_multi_kernels._KERNELS) == [("sgd_momentum", count, width)]
+        results.append((got_w, got_m))
+    (aligned_w, aligned_m), (single_w, single_m) = results
+    for k, (weight, grad, mom) in enumerate(zip(weights, grads, moms, strict=True)):
+        # the same arithmetic either way, bit for bit
+        np.testing.assert_array_equal(aligned_w[k], single_w[k])
+        np.testing.assert_array_equal(aligned_m[k], single_m[k])
+        # and the rule's (its decay lr * wd rounds apart from 1e-3)
+        rules.sgd_step(weight, grad, mom, 0.05, 1e-3 / 0.05, 0.9, 1.0)
+        np.testing.assert_allclose(aligned_w[k], weight, rtol=1e-6)
+        np.testing.assert_allclose(aligned_m[k], mom, rtol=1e-6)
+
+
 def test_only_the_tabled_views_change(host_cupy):
     # weights that are views into one buffer: the gaps between them keep their values
     buffer = np.arange(40, dtype=np.float32)

@@ -12,7 +12,7 @@ import pytest
 
 import rebind as mx
 from rebind.ops import conv_utils
-from tests.executor.test_graph_optimize import _bind, _compare, _fill, _run
+from tests.executor.test_graph_optimize import IN_PLACE_ONLY, _bind, _compare, _fill, _run
 
 
 def _marked(executor):
@@ -39,11 +39,11 @@ def _cnn(pool1=None, pool2=None, act="tanh", classes=3, flatten=True):
     return mx.sym.SoftmaxOutput(net, mx.sym.Variable("softmax_label"), name="softmax")
 
 
-def _twice(symbol, ctx, monkeypatch, grad_req="write", **shapes):
+def _twice(symbol, ctx, monkeypatch, grad_req="write", switch="1", **shapes):
     """Outputs and gradients of the plain and the rewritten executor, and the latter."""
     results = []
     for optimized in (False, True):
-        executor = _bind(symbol, ctx, monkeypatch, optimized, grad_req=grad_req, **shapes)
+        executor = _bind(symbol, ctx, monkeypatch, optimized, grad_req, switch, **shapes)
         _fill(executor, integer_inputs={"softmax_label": 3})
         results.append((executor, _run(executor)))
     return results[0][1], results[1][1], results[1][0]
@@ -79,7 +79,10 @@ def test_a_lenet_stack_runs_batch_last_and_equals_the_plain_graph(act, flatten, 
 
 
 def test_the_activations_after_convolutions_run_in_place(ctx, monkeypatch):
-    _, _, executor = _twice(_cnn(), ctx, monkeypatch, data=(2, 1, 14, 14))
+    plain, rewritten, executor = _twice(
+        _cnn(), ctx, monkeypatch, switch=IN_PLACE_ONLY, data=(2, 1, 14, 14)
+    )
+    _assert_equal(rewritten, plain)
     assert _kinds(executor, "inplace_activation") == ["act1", "act2"]
     assert _kinds(executor, "inplace_activation_gradient") == ["act1", "act2"]
 

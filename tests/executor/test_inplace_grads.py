@@ -15,7 +15,13 @@ from rebind.executor import inplace_grads
 
 
 def _bind(symbol, ctx, monkeypatch, marked, rewrite="mark", seed=3, values=None, **shapes):
-    """Bind with the rewrite ``inplace_grads.<rewrite>`` on or off, run a training step."""
+    """Bind with the rewrite ``inplace_grads.<rewrite>`` on or off, run a training step.
+
+    The fused FullyConnected and Convolution + activation steps of a GPU are off
+    (they would take the activations this rewrite marks; test_fused_dense.py and
+    test_fused_conv.py test them).
+    """
+    monkeypatch.setenv("REBIND_GRAPH_OPT", "-dense_activation,-conv_activation")
     if not marked:
         monkeypatch.setattr(inplace_grads, rewrite, lambda plan: [])
     executor = symbol.simple_bind(ctx, **shapes)

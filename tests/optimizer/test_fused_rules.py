@@ -46,14 +46,25 @@ def test_sgd_rule_follows_the_formula(ctx, momentum, wd):
     np.testing.assert_allclose(got_w, expected_w, rtol=1e-5, atol=1e-6)
 
 
-def test_sgd_steps_follow_the_formula_for_several_weights(ctx):
-    # on the GPU, weights sharing their rates are updated in one launch (cupy_multi_kernels)
+def _shifted(ctx, array, by):
+    """``array`` on the device, as a view starting ``by`` elements into a buffer."""
+    buffer = ctx.backend.xp.zeros(array.size + by, dtype=array.dtype)
+    view = buffer[by:]
+    view[...] = ctx.backend.xp.asarray(array)
+    return view
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+def test_sgd_steps_follow_the_formula_for_several_weights(ctx, shift):
+    # on the GPU, weights sharing their rates are updated in one launch (cupy_multi_kernels):
+    # four elements a thread, or, with a weight off a 16-byte word (shift 1), one
     sizes, wds = (1000, 1, 37, 0, 4096), (1e-3, 0.0, 1e-3, 1e-3, 0.0)
     rng = np.random.default_rng(3)
     host = [[rng.standard_normal(n).astype(np.float32) for n in sizes] for _ in range(3)]
     lr, momentum, rescale = 0.1, 0.9, 0.5
     with ctx.backend.device(ctx.device_id):
         weights, grads, moms = ([*_device(ctx, *arrays)] for arrays in host)
+        weights[2] = _shifted(ctx, host[0][2], shift)
         for _ in range(2):
             rules.sgd_steps(weights, grads, moms, [lr] * 5, wds, momentum, rescale)
         got = [[_host(ctx, a) for a in arrays] for arrays in (weights, moms)]

@@ -103,7 +103,7 @@ def test_symbolic_flag_off_records_no_executor_steps(ctx, trace_path):
     assert operator_events(document) == []
 
 
-def test_forward_takes_the_generated_path_while_stopped(ctx, monkeypatch):
+def test_forward_takes_the_generated_path_while_stopped(ctx, monkeypatch, plain_graph):
     calls = []
     original = Executor._forward_steps
 
