@@ -62,9 +62,7 @@ def _assert_close(got, expected, what):
     np.testing.assert_allclose(got, expected, rtol=RTOL, atol=RTOL * scale, err_msg=what)
 
 
-def _compare(
-    symbol, ctx, monkeypatch, integer_inputs=None, grad_req="write", switch="1", **shapes
-):
+def _compare(symbol, ctx, monkeypatch, integer_inputs=None, grad_req="write", switch="1", **shapes):
     """Bind with and without rewrites, run both; returns the optimized executor."""
     results = []
     for optimized in (False, True):
