@@ -238,6 +238,24 @@ def print_targets(ratios, has_torch, device):
         print(f"  {model:<8} >= {target:.2f}: {ratio:.2f}x: {verdict}")
 
 
+def print_gpu_processes():
+    """Print the other processes holding the GPU: they can slow a host-bound loop's launches.
+
+    (The first workload timed right after the GPU test suite's eight workers had run
+    went at about half its later rate, on an H200 and on an H100; processes still
+    on the GPU are one possible cause, which this line makes visible.)
+    """
+    query = ["nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv,noheader"]
+    try:
+        done = subprocess.run(query, capture_output=True, text=True, timeout=20, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"processes on the GPU: not known ({type(exc).__name__})")
+        return
+    others = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    warning = ": the host-bound workloads' times may be unreliable" if others else ""
+    print(f"processes on the GPU before: {'; '.join(others) or 'none'}{warning}", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", choices=models.MODEL_NAMES, default=None)
@@ -284,6 +302,8 @@ def main(argv=None):
     rounds = args.rounds or (1 if args.quick else 2)
     print(f"size {size}, {rounds} round(s), order rotating per round: {', '.join(impls)}")
     _common.print_load("before")
+    if args.device == "gpu":
+        print_gpu_processes()
     results, skipped = measure(args, impls, schedule, size, rounds, started)
     ratios, problems = {}, []
     for model in args.models:
