@@ -20,12 +20,15 @@ step's thread, each (row, unit) thread summing over the hidden units (the
 four gates' sums forward, the gradient reaching the output from the next step
 backward): one launch a time step instead of a cuBLAS product and a kernel.
 A step's host time is mostly launches (cuBLAS's own call takes 16-25 us
-there), and for a small layer (the LSTM LM's 32 x 200) the product is a few
-microseconds of device time either way (an estimate). Each thread runs four
-sums side by side over the ``H`` hidden units, so for wide layers cuBLAS is faster:
-``fused_layer`` takes these kernels up to ``MAX_HIDDEN_WITH_PRODUCT`` units
-(a guess from the arithmetic, not yet timed on a GPU; ``benchmarks/gpu_layer.py``
-times both).
+there). Each thread runs four sums side by side over the ``H`` hidden units,
+so for wide layers cuBLAS is faster: ``fused_layer`` takes these kernels up
+to ``MAX_HIDDEN_WITH_PRODUCT`` units. On an H200 (``benchmarks/gpu_layer.py``,
+batches 32 and 128) they were 1.5-1.8x faster than the cuBLAS way at 200 and
+256 units and slower at 512 (0.82-0.90x) and 1024 (0.45-0.48x). With a
+batch of 32 rows of 200 units they are 6,400 threads, too few to hide the
+memory's latency (43 us a step forward, 50 us backward there):
+``cupy_layer_warp_kernels`` splits each unit's sums over a warp instead,
+where ``PRODUCTS_OVER_WARPS`` says so.
 
 One thread per (row, unit), as the cell kernels; importing this module does
 not import CuPy.
@@ -41,7 +44,10 @@ from .cupy_rnn_kernels import (
 )
 
 __all__ = [
+    "LAYER_BACKWARD_POINTERS",
+    "LAYER_FORWARD_POINTERS",
     "MAX_HIDDEN_WITH_PRODUCT",
+    "PRODUCTS_OVER_WARPS",
     "lstm_layer_backward",
     "lstm_layer_backward_with_product",
     "lstm_layer_forward",
@@ -53,6 +59,10 @@ __all__ = [
 
 # the widest layer whose steps work out their recurrent products themselves
 MAX_HIDDEN_WITH_PRODUCT = 256
+# whether those steps split each unit's products over a warp's 32 threads
+# (``cupy_layer_warp_kernels``) rather than sum them in the unit's thread alone:
+# off until ``benchmarks/gpu_layer.py`` has timed both ways on a GPU
+PRODUCTS_OVER_WARPS = False
 
 
 def with_product(hidden):
@@ -81,22 +91,21 @@ _SUMS_OF_GATES = """
         sum3 += x * weight_t[w + 3 * H];
     }
 """
-_GATE_SUMS = (
-    """
+# a layer step's place in the layer's buffers, forward
+LAYER_FORWARD_POINTERS = """
     const long long NH = N * H;
     const T* const h_prev = &outputs[t * NH];  // this step's input state and output
     const T* const c_prev = &states[t * NH];
     T* const h = &outputs[(t + 1) * NH];
     T* const c = &states[(t + 1) * NH];
     T* const saved = &kept_all[t * 5 * NH];"""
-    + _SUMS_OF_GATES
-)
+_GATE_SUMS = LAYER_FORWARD_POINTERS + _SUMS_OF_GATES
 _FORWARD_WITH_PRODUCT_BODY = lstm_forward_body(
     lambda k: f"i2h[gates{k}] + (sum{GATE_OFFSETS.index(k)} + bias[j{k}])", sums=_GATE_SUMS
 )
 
 # a layer step's place in the layer's buffers, backward
-_LAYER_BACKWARD_POINTERS = """
+LAYER_BACKWARD_POINTERS = """
     const long long NH = N * H;
     const T* const saved = &kept_all[t * 5 * NH];
     const T* const c_prev = &states[t * NH];
@@ -126,7 +135,7 @@ _SUMS_OF_NEXT = """
 _BACKWARD_WITH_PRODUCT_BODY = lstm_backward_body(
     "dh_out[i] + from_next",
     "(dc_out[i] + dc_next[i])",
-    sums=_LAYER_BACKWARD_POINTERS + _SUMS_OF_NEXT,
+    sums=LAYER_BACKWARD_POINTERS + _SUMS_OF_NEXT,
 )
 
 

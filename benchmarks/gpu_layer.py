@@ -5,21 +5,22 @@
 
 On a GPU, ``fused_layer`` runs an unrolled ``LSTMCell`` layer as one plan step.
 Up to ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` units each time step is
-one kernel that also works out the recurrent product; wider layers take a
-cuBLAS product and a kernel per step. This times one layer (input
-``(batch, steps, hidden)``, outputs summed by ``MakeLoss``) bound by
-``simple_bind``, forward and backward, both ways, for each width and batch,
-and prints per pass:
+one kernel that also works out the recurrent product, each unit's sums by its
+own thread ("threads") or, with ``PRODUCTS_OVER_WARPS``, split over a warp of
+32 threads ("warps"); wider layers take a cuBLAS product and a kernel per
+step. This times one layer (input ``(batch, steps, hidden)``, outputs summed
+by ``MakeLoss``) bound by ``simple_bind``, forward and backward, all three
+ways, for each width and batch, and prints per pass:
 
 - ``wall``: the median of passes each ended by a device synchronisation;
 - ``host``: the median time to queue a pass (what the host spends);
 - PyTorch's cuDNN ``nn.LSTM`` layer of the same sizes, forward and backward,
   when torch is importable, as a reference.
 
-The placement is read when a pass runs, so one binding serves both. Its
-figures are what ``MAX_HIDDEN_WITH_PRODUCT`` should be set from.
-``--device cpu`` runs the same script on NumPy (no layer step there: both
-placements run the replaced steps), to check the script only.
+The placement is read when a pass runs, so one binding serves all three. Its
+figures are what ``MAX_HIDDEN_WITH_PRODUCT`` and ``PRODUCTS_OVER_WARPS``
+should be set from. ``--device cpu`` runs the same script on NumPy (no layer
+step there: every placement runs the replaced steps), to check the script only.
 """
 
 import argparse
@@ -34,7 +35,8 @@ sys.path.insert(0, str(HERE))
 import rebind as mx  # noqa: E402
 from rebind.backends import cupy_layer_kernels  # noqa: E402
 
-PLACEMENTS = {"in kernels": 1 << 30, "cuBLAS": 0}
+# name -> (MAX_HIDDEN_WITH_PRODUCT, PRODUCTS_OVER_WARPS)
+PLACEMENTS = {"threads": (1 << 30, False), "warps": (1 << 30, True), "cuBLAS": (0, False)}
 
 
 def _layer(steps, hidden):
@@ -83,13 +85,14 @@ def _rebind_layer(steps, hidden, batch, device, passes):
         executor.backward()
 
     figures = {}
-    saved = cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT
+    kernels = cupy_layer_kernels
+    saved = kernels.MAX_HIDDEN_WITH_PRODUCT, kernels.PRODUCTS_OVER_WARPS
     try:
-        for name, limit in PLACEMENTS.items():
-            cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT = limit
+        for name, (limit, over_warps) in PLACEMENTS.items():
+            kernels.MAX_HIDDEN_WITH_PRODUCT, kernels.PRODUCTS_OVER_WARPS = limit, over_warps
             figures[name] = _time_passes(run, device, passes)
     finally:
-        cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT = saved
+        kernels.MAX_HIDDEN_WITH_PRODUCT, kernels.PRODUCTS_OVER_WARPS = saved
     return figures, len(layers)
 
 
@@ -134,27 +137,29 @@ def main(argv=None):
     print(
         f"one LSTMCell layer unrolled over {args.steps} steps, forward and backward; "
         f"ms a pass (median of {args.passes}); MAX_HIDDEN_WITH_PRODUCT is "
-        f"{cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT}"
+        f"{cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT}, PRODUCTS_OVER_WARPS is "
+        f"{cupy_layer_kernels.PRODUCTS_OVER_WARPS}; x: the threads' wall time over each's"
     )
-    header = (
-        f"{'hidden':>6} {'batch':>5} {'layers':>6}  {'in kernels':>17}  {'cuBLAS':>17}"
-        f"  {'cuBLAS/in':>9}  {'torch cuDNN':>11}"
-    )
-    print(header)
-    print(f"{'':>20}  {'wall':>8} {'host':>8}  {'wall':>8} {'host':>8}")
+    ways = "".join(f"  {name:>17}" for name in PLACEMENTS)
+    ratios = f"{'warps':>6} {'cuBLAS':>6}"
+    print(f"{'hidden':>6} {'batch':>5} {'layers':>6}{ways}  {ratios}  torch cuDNN")
+    print(f"{'':>18}" + f"  {'wall':>8} {'host':>8}" * len(PLACEMENTS))
     for hidden in args.hidden:
         for batch in args.batch:
             figures, layers = _rebind_layer(args.steps, hidden, batch, args.device, args.passes)
-            (k_wall, k_host), (c_wall, c_host) = figures["in kernels"], figures["cuBLAS"]
             reference = (
                 _torch_layer(args.steps, hidden, batch, args.passes)
                 if args.device == "gpu"
                 else None
             )
+            cells = "".join(f"  {wall:>8.3f} {host:>8.3f}" for wall, host in figures.values())
+            threads = figures["threads"][0]
+            ratios = " ".join(
+                f"{threads / figures[name][0]:>5.2f}x" for name in ("warps", "cuBLAS")
+            )
             torch_text = "-" if reference is None else f"{reference:.3f}"
             print(
-                f"{hidden:>6} {batch:>5} {layers:>6}  {k_wall:>8.3f} {k_host:>8.3f}  "
-                f"{c_wall:>8.3f} {c_host:>8.3f}  {c_wall / k_wall:>8.2f}x  {torch_text:>11}",
+                f"{hidden:>6} {batch:>5} {layers:>6}{cells}  {ratios}  {torch_text:>11}",
                 flush=True,
             )
     return 0

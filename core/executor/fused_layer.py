@@ -18,7 +18,9 @@ On a GPU (``fusable``) it runs per time step one kernel forward
 FullyConnected adds it, then the cell's arithmetic) and one kernel backward
 (the gradients from outside and from the next step added in it). For layers
 wider than ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` the recurrent
-products are cuBLAS's instead, one a step each way, beside the kernels. The
+products are cuBLAS's instead, one a step each way, beside the kernels. With
+``cupy_layer_kernels.PRODUCTS_OVER_WARPS`` each unit's products are split
+over a warp of 32 threads (``cupy_layer_warp_kernels``). The
 weight's gradient is one product over all steps and the bias's one sum, as
 ``ops/weight_terms`` makes them. Values agree with the fused cells' to float
 rounding (sums in another order).
@@ -34,6 +36,7 @@ import attrs
 
 from rebind.backends import cupy_gemm as gemm
 from rebind.backends import cupy_layer_kernels as kernels
+from rebind.backends import cupy_layer_warp_kernels as warps
 from rebind.backends.cupy_kernels import fusable
 
 from ..ops.base import OpDef
@@ -76,10 +79,14 @@ def _layer_forward(ctx, p, inputs, aux):
     states[0], outputs[0] = c_begin, h_begin
     kept = xp.empty((count, rows, 5 * hidden), dtype=dtype)
     if kernels.with_product(hidden):
-        weight_t = xp.ascontiguousarray(weight.T)
-        forward = kernels.lstm_layer_forward_with_product
+        # a unit's thread reads the weight's columns (W^T's rows), its warp the rows
+        if kernels.PRODUCTS_OVER_WARPS:
+            forward, read = warps.lstm_layer_forward_over_warps, xp.ascontiguousarray(weight)
+        else:
+            forward = kernels.lstm_layer_forward_with_product
+            read = xp.ascontiguousarray(weight.T)
         for t in range(count):
-            forward(xp, t, steps_in[t], weight_t, bias, states, outputs, kept)
+            forward(xp, t, steps_in[t], read, bias, states, outputs, kept)
     else:
         weight_t = weight.T
         for t in range(count):
@@ -118,10 +125,14 @@ def _layer_backward(ctx, p, saved, out_grads, need_grad):
     if kernels.with_product(hidden):
         # the state's gradient between steps, in turns (zeros before the last step)
         carried = xp.zeros((2, rows, hidden), dtype=states.dtype)
-        backward = kernels.lstm_layer_backward_with_product
+        if kernels.PRODUCTS_OVER_WARPS:  # the warps read W^T's rows
+            backward = warps.lstm_layer_backward_over_warps
+            read = xp.ascontiguousarray(weight.T)
+        else:
+            backward, read = kernels.lstm_layer_backward_with_product, weight
         for t in range(count - 1, -1, -1):
             dc_out, dh_out = (zeros if g is None else g for g in reaching[t])
-            backward(xp, t, t == count - 1, kept, states, dc_out, dh_out, weight, d_gates, carried)
+            backward(xp, t, t == count - 1, kept, states, dc_out, dh_out, read, d_gates, carried)
         dc_next = carried[0]  # step 0 wrote it
     else:
         dc_next = dh_next = zeros

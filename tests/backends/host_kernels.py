@@ -54,6 +54,51 @@ _NUMPY_TYPES = {
 }
 
 
+# a warp's exchange: lanes are host threads, each exchange two barriers (all have written
+# their values; all have read their partners'), values passed as bytes
+_WARP_EXCHANGE = "__shfl_xor_sync"
+_WARP_SOURCE = (
+    "#include <barrier>",
+    "#include <cstring>",
+    "#include <thread>",
+    "namespace host_warp {",
+    "thread_local int lane;",
+    "thread_local std::barrier<>* gate;",
+    "thread_local unsigned char (*slots)[8];",
+    "}",
+    "template <typename V> V __shfl_xor_sync(unsigned, V value, int mask) {",
+    '  static_assert(sizeof(V) <= 8, "a lane\'s value is at most 8 bytes");',
+    "  std::memcpy(host_warp::slots[host_warp::lane], &value, sizeof(V));",
+    "  host_warp::gate->arrive_and_wait();",
+    "  V other;",
+    "  std::memcpy(&other, host_warp::slots[host_warp::lane ^ mask], sizeof(V));",
+    "  host_warp::gate->arrive_and_wait();",
+    "  return other;",
+    "}",
+)
+# the 32 lanes are threads made once a launch; they run the warps one after another,
+# all meeting at the end of each warp
+_WARP_LOOP = (
+    "  std::barrier<> gate(32);",
+    "  unsigned char slots[32][8];",
+    "  std::thread lanes[32];",
+    "  for (int l = 0; l < 32; ++l) {",
+    "   lanes[l] = std::thread([&, l]() {",
+    "   host_warp::lane = l;",
+    "   host_warp::gate = &gate;",
+    "   host_warp::slots = slots;",
+    "   for (long long first = 0; first < size; first += 32) {",
+    "    const long long i = first + l;",
+)
+_WARP_END = (
+    "    gate.arrive_and_wait();",
+    "   }",
+    "   });",
+    "  }",
+    "  for (auto& lane : lanes) lane.join();",
+)
+
+
 def compiler():
     """The C++ compiler's path, or None."""
     return shutil.which("g++") or shutil.which("c++")
@@ -91,6 +136,8 @@ class _Kernel:
             )
         self._host.record(self._definition, self._signature(args, types, size))
         count = int(np.prod(shape)) if size is None else int(size)
+        if _WARP_EXCHANGE in self._body and count % 32:
+            raise ValueError(f"{self.name}: {count} positions are not whole warps of 32")
         pointers, strides, keep = [], [], []
         for value, (raw, kind, name, output) in zip(args, self._params, strict=True):
             array, stride = self._argument(value, raw, kind, name, output, types, shape)
@@ -165,15 +212,17 @@ class _Kernel:
         return function
 
     def _source(self, types):
+        warps = _WARP_EXCHANGE in self._body
         lines = [
             "#include <cmath>",
             "using std::exp; using std::tanh; using std::sqrt; using std::log; using std::abs;",
             # threads run one after another here: CUDA's atomic addition is a plain one
             "template <typename V> V atomicAdd(V* at, V value) "
             "{ const V old = *at; *at = old + value; return old; }",
+            *(_WARP_SOURCE if warps else ()),
             *(f"typedef {_C_TYPES[np.dtype(t).name]} {k};" for k, t in types.items()),
             'extern "C" void run(void** p, const long long* s, long long size) {',
-            "  for (long long i = 0; i < size; ++i) {",
+            *(_WARP_LOOP if warps else ("  for (long long i = 0; i < size; ++i) {",)),
         ]
         for k, (raw, kind, name, output) in enumerate(self._params):
             c_type = kind if kind in types else _C_TYPES[kind]
@@ -184,7 +233,8 @@ class _Kernel:
                 lines.append(f"    {c_type}& {name} = (({c_type}*)p[{k}])[s[{k}] * i];")
             else:
                 lines.append(f"    const {c_type} {name} = ((const {c_type}*)p[{k}])[s[{k}] * i];")
-        lines += ["    {", self._body, "    }", "  }", "}"]
+        end = _WARP_END if warps else ("  }",)
+        lines += ["    {", self._body, "    }", *end, "}"]
         return "\n".join(lines)
 
 
@@ -222,7 +272,8 @@ class HostCupy:
         if not library.exists():
             path = self._dir / f"kernel_{digest}.cpp"
             path.write_text(source)
-            command = [compiler(), "-O2", "-ffp-contract=off", "-shared", "-fPIC", "-o"]
+            command = [compiler(), "-O2", "-ffp-contract=off", "-shared", "-fPIC"]
+            command += ["-std=c++20", "-pthread", "-o"] if _WARP_EXCHANGE in source else ["-o"]
             done = subprocess.run(
                 [*command, str(library), str(path)], capture_output=True, text=True, check=False
             )

@@ -17,6 +17,7 @@ from rebind.backends import (
     cupy_conv_kernels,
     cupy_kernels,
     cupy_layer_kernels,
+    cupy_layer_warp_kernels,
     cupy_nn_kernels,
     cupy_rnn_kernels,
     cupy_row_kernels,
@@ -34,8 +35,8 @@ OP_MODULES = (
     fused_layer, fused_ops, fused_dense, fused_conv,
 )  # fmt: skip
 KERNEL_MODULES = (
-    cupy_conv_kernels, cupy_layer_kernels, cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels,
-    cupy_window_kernels,
+    cupy_conv_kernels, cupy_layer_kernels, cupy_layer_warp_kernels, cupy_nn_kernels,
+    cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels,
 )  # fmt: skip
 
 

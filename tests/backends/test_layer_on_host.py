@@ -4,8 +4,10 @@
 so the layer step runs the code a GPU runs: the products, the layer kernels
 forward and backward, the weight's and bias's gradients over all steps. Its
 outputs and gradients must be those of the fused cells it replaces, on the CPU.
-Each test runs both ways a GPU runs a layer: the recurrent products in the
-step kernels (narrow layers) and as cuBLAS products beside them (wide ones).
+Each test runs every way a GPU runs a layer: the recurrent products in the
+step kernels (narrow layers; each unit's products by its thread, or split over
+a warp, whose 32 lanes are host threads here) and as cuBLAS products beside
+them (wide ones).
 """
 
 import pytest
@@ -20,12 +22,16 @@ from .test_gpu_dispatch_on_host import _through_host_kernels
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
 
-@pytest.fixture(params=["products-in-kernels", "cublas-products"])
+@pytest.fixture(params=["products-in-kernels", "products-over-warps", "cublas-products"])
 def kernel_names(request, monkeypatch):
     """The layer's forward and backward kernel names, for each place of the products."""
     if request.param == "cublas-products":
         monkeypatch.setattr(cupy_layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)
         return "lstm_layer_forward", "lstm_layer_backward"
+    over_warps = request.param == "products-over-warps"
+    monkeypatch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", over_warps)
+    if over_warps:
+        return "lstm_layer_forward_over_warps", "lstm_layer_backward_over_warps"
     return "lstm_layer_forward_with_product", "lstm_layer_backward_with_product"
 
 
@@ -149,3 +155,45 @@ def test_a_float64_layer_through_the_gpu_path(host_cupy, monkeypatch, kernel_nam
             runs.append(_values(executor))
     assert launched.count(kernel_names[0]) == 2 * LENGTH
     _assert_close(*runs, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("hidden", [70, 33])
+def test_warps_give_the_thread_kernels_values_across_a_wide_layer(host_cupy, hidden):
+    """Layers wider than a warp: lanes take two or three terms, every exchange counts."""
+    import numpy as np
+
+    from rebind.backends import cupy_layer_warp_kernels
+
+    rng = np.random.default_rng(hidden)
+    steps, rows = 3, 2
+    weight = rng.uniform(-0.3, 0.3, (4 * hidden, hidden))
+    bias = rng.uniform(-0.3, 0.3, 4 * hidden)
+    i2h = rng.uniform(-1, 1, (steps, rows, 4 * hidden))
+    begin = rng.uniform(-1, 1, (2, rows, hidden))
+    dc_out, dh_out = rng.uniform(-1, 1, (2, steps, rows, hidden))
+    runs = []
+    for over_warps in (False, True):
+        states, outputs = (np.zeros((steps + 1, rows, hidden)) for _ in range(2))
+        states[0], outputs[0] = begin
+        kept = np.zeros((steps, rows, 5 * hidden))
+        if over_warps:
+            forward = cupy_layer_warp_kernels.lstm_layer_forward_over_warps
+            backward = cupy_layer_warp_kernels.lstm_layer_backward_over_warps
+            forward_weight, backward_weight = weight, np.ascontiguousarray(weight.T)
+        else:
+            forward = cupy_layer_kernels.lstm_layer_forward_with_product
+            backward = cupy_layer_kernels.lstm_layer_backward_with_product
+            forward_weight, backward_weight = np.ascontiguousarray(weight.T), weight
+        for t in range(steps):
+            forward(host_cupy, t, i2h[t], forward_weight, bias, states, outputs, kept)
+        d_gates, carried = np.zeros((steps, rows, 4 * hidden)), np.zeros((2, rows, hidden))
+        for t in range(steps - 1, -1, -1):
+            backward(
+                host_cupy, t, t == steps - 1, kept, states, dc_out[t], dh_out[t],
+                backward_weight, d_gates, carried,
+            )  # fmt: skip
+        runs.append((states, outputs, kept, d_gates, carried[0]))
+    for threads, warps in zip(*runs, strict=True):
+        np.testing.assert_allclose(warps, threads, rtol=1e-12, atol=1e-13)
+    # the values moved: a step that did nothing would pass the comparison too
+    assert np.abs(runs[1][1][steps]).min() > 0 and np.abs(runs[1][3][0]).min() > 0

@@ -109,8 +109,9 @@ def test_a_layer_fed_its_own_outputs_is_left_alone(monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("products", ["in-kernels", "cublas"])
-def test_a_gpu_layer_gives_the_fused_cells_values(monkeypatch, products):
+@pytest.mark.parametrize("hidden", [7, 70])
+@pytest.mark.parametrize("products", ["in-kernels", "over-warps", "cublas"])
+def test_a_gpu_layer_gives_the_fused_cells_values(monkeypatch, products, hidden):
     from rebind.backends import cupy_layer_kernels
 
     backend = mx.registry.lookup("backends", "cupy")
@@ -119,14 +120,16 @@ def test_a_gpu_layer_gives_the_fused_cells_values(monkeypatch, products):
         pytest.skip(f"cupy backend unavailable: {reason}")
     if products == "cublas":
         monkeypatch.setattr(cupy_layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)
+    # 70 units: each warp's lanes take two or three terms of a product
+    monkeypatch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", products == "over-warps")
     # the begin states are variables that learn: their gradients come out of the layer
     begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
     shapes = {
         "data": (BATCH, LENGTH),
         "softmax_label": (BATCH, LENGTH),
-        **{f"begin{k}": (BATCH, 7) for k in range(4)},
+        **{f"begin{k}": (BATCH, hidden) for k in range(4)},
     }
-    symbol = _lm(LENGTH, states_out=True, begin_state=begin)
+    symbol = _lm(LENGTH, states_out=True, begin_state=begin, hidden=hidden)
     with monkeypatch.context() as patch:
         patch.setattr(fused_layer, "find_layers", lambda plan: [])
         cells = symbol.simple_bind(mx.gpu(0), **shapes)

@@ -15,16 +15,16 @@ import rebind as mx
 from rebind.executor import fused_layer, fused_lstm
 
 
-def _lm(length, states_out=False, begin_state=None, cell=mx.rnn.LSTMCell):
+def _lm(length, states_out=False, begin_state=None, cell=mx.rnn.LSTMCell, hidden=7):
     data = mx.sym.Variable("data")
     embed = mx.sym.Embedding(data, input_dim=11, output_dim=6, name="embed")
     stack = mx.rnn.SequentialRNNCell()
-    stack.add(cell(7, prefix="l0_"))
-    stack.add(cell(7, prefix="l1_"))
+    stack.add(cell(hidden, prefix="l0_"))
+    stack.add(cell(hidden, prefix="l1_"))
     outputs, states = stack.unroll(
         length, embed, begin_state=begin_state, layout="NTC", merge_outputs=True
     )
-    pred = mx.sym.FullyConnected(mx.sym.Reshape(outputs, shape=(-1, 7)), num_hidden=11)
+    pred = mx.sym.FullyConnected(mx.sym.Reshape(outputs, shape=(-1, hidden)), num_hidden=11)
     label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
     loss = mx.sym.SoftmaxOutput(pred, label, name="softmax")
     if states_out:  # the last cell's state is also an output, with its own gradient

@@ -1,0 +1,151 @@
+"""The fused LSTM layer's step kernels with each unit's recurrent product split over a warp.
+
+``cupy_layer_kernels``' ``*_with_product`` kernels give each (row, unit) one
+thread, which sums its unit's products over the ``H`` hidden units alone:
+the LSTM LM's batch of 32 rows of 200 units is 6,400 threads, too few to
+hide the memory's latency, and on an H200 such a step took 43 us forward
+and 50 us backward, most of the LM's time on the device.
+
+Here each (row, unit) is a warp of 32 threads. Lane ``l`` sums the terms
+``l, l + 32, ...``, reading the weight along its rows so that a warp's
+lanes read consecutive elements (forward the weight (4H, H), backward its
+transpose (H, 4H): the thread kernels read the other one); the four gates'
+partial sums are then added across the warp by exchanges
+(``__shfl_xor_sync``, a butterfly of five steps), and lane 0 runs the cell's
+arithmetic exactly as the thread kernels do (the same templates). So the
+values differ from the thread kernels' only in the order of each product's
+additions.
+
+A kernel's position ``i`` is its unit's number times 32 plus the lane: CuPy
+launches blocks of a multiple of 32 threads, so each unit's 32 positions are
+one warp, and every warp is whole (the size is a multiple of 32).
+``cupy_layer_kernels.PRODUCTS_OVER_WARPS`` chooses these kernels (off until
+``benchmarks/gpu_layer.py`` has timed them against the thread kernels on a
+GPU); the host tests run them with each warp's lanes as host threads
+(``HostCupy``), and a ``gpu`` test against the fused cells on a GPU.
+Importing this module does not import CuPy.
+"""
+
+from .cupy_layer_kernels import LAYER_BACKWARD_POINTERS, LAYER_FORWARD_POINTERS
+from .cupy_rnn_kernels import GATE_OFFSETS, _per_unit, lstm_backward_body, lstm_forward_body
+
+__all__ = ["lstm_layer_backward_over_warps", "lstm_layer_forward_over_warps"]
+
+LANES = 32
+
+_UNIT = """
+    const long long unit = i >> 5;  // this warp's (row, unit), and this thread's lane
+    const int lane = (int)(i & 31);
+    const long long unit_row = unit / H;
+    const long long unit_j = unit % H;
+"""
+
+
+def _across_the_warp(names):
+    """Each of ``names`` summed over the warp's lanes, every lane getting the sum."""
+    adds = "".join(
+        f"        {name} += __shfl_xor_sync(0xffffffffu, {name}, mask);\n" for name in names
+    )
+    return f"    for (int mask = 16; mask > 0; mask >>= 1) {{\n{adds}    }}\n"
+
+
+def _on_lane_zero(cell):
+    """The cell's arithmetic for the warp's unit, run by its first lane."""
+    return f"    if (lane == 0) {{\n        const long long i = unit;\n{cell}    }}\n"
+
+
+# h_prev . W^T at the unit's four gates: lane l takes the hidden units l, l + 32, ...,
+# reading W (4H, H) along the gates' rows
+_GATE_PARTS = """
+    T sum0 = T(0);
+    T sum1 = T(0);
+    T sum2 = T(0);
+    T sum3 = T(0);
+    for (long long k = lane; k < H; k += 32) {
+        const T x = h_prev[unit_row * H + k];
+        const long long w = unit_j * H + k;
+        sum0 += x * weight[w];
+        sum1 += x * weight[w + H * H];
+        sum2 += x * weight[w + 2 * H * H];
+        sum3 += x * weight[w + 3 * H * H];
+    }
+"""
+_FORWARD_BODY = (
+    _UNIT
+    + LAYER_FORWARD_POINTERS
+    + _GATE_PARTS
+    + _across_the_warp(["sum0", "sum1", "sum2", "sum3"])
+    + _on_lane_zero(
+        lstm_forward_body(lambda k: f"i2h[gates{k}] + (sum{GATE_OFFSETS.index(k)} + bias[j{k}])")
+    )
+)
+
+# the next step's gate gradients (N, 4H) . W (4H, H) at the unit: lane l takes the
+# terms l, l + 32, ... of each gate, reading W^T (H, 4H) along the unit's row (M: H
+# terms a gate, or 0 at the last step)
+_NEXT_PARTS = """
+    T next0 = T(0);
+    T next1 = T(0);
+    T next2 = T(0);
+    T next3 = T(0);
+    for (long long k = lane; k < M; k += 32) {
+        const long long gk = unit_row * 4 * H + k;
+        const long long w = unit_j * 4 * H + k;
+        next0 += d_gates_next[gk] * weight_t[w];
+        next1 += d_gates_next[gk + H] * weight_t[w + H];
+        next2 += d_gates_next[gk + 2 * H] * weight_t[w + 2 * H];
+        next3 += d_gates_next[gk + 3 * H] * weight_t[w + 3 * H];
+    }
+"""
+_BACKWARD_BODY = (
+    _UNIT
+    + LAYER_BACKWARD_POINTERS
+    + _NEXT_PARTS
+    + _across_the_warp(["next0", "next1", "next2", "next3"])
+    + "    const T from_next = (next0 + next1) + (next2 + next3);\n"
+    + _on_lane_zero(lstm_backward_body("dh_out[i] + from_next", "(dc_out[i] + dc_next[i])"))
+)
+
+
+def _per_warp(cupy, name, in_params, out_params, body, hidden, rows):
+    """A kernel of one warp per unit of a batch (``_per_unit``'s, 32 positions a unit)."""
+    return _per_unit(cupy, name, in_params, out_params, body, hidden, rows * LANES)
+
+
+def lstm_layer_forward_over_warps(cupy, t, i2h, weight, bias, states, outputs, kept):
+    """``cupy_layer_kernels.lstm_layer_forward_with_product``, reading ``weight`` (4H, H).
+
+    The buffers and the step number as there; ``weight`` C-contiguous.
+    """
+    _, rows, hidden = states.shape
+    _per_warp(
+        cupy,
+        "rebind_lstm_layer_forward_over_warps",
+        "raw T i2h, raw T weight, raw T bias, int64 t, int64 N",
+        "raw T states, raw T outputs, raw T kept_all",
+        _FORWARD_BODY,
+        hidden,
+        rows,
+    )(i2h, weight, bias, t, rows, hidden, states, outputs, kept)
+
+
+def lstm_layer_backward_over_warps(
+    cupy, t, last, kept, states, dc_out, dh_out, weight_t, d_gates, carried
+):
+    """``cupy_layer_kernels.lstm_layer_backward_with_product``, reading ``weight_t`` (H, 4H).
+
+    The buffers, the step number and ``last`` as there; ``weight_t`` is the
+    weight transposed, C-contiguous.
+    """
+    _, rows, hidden = states.shape
+    terms = 0 if last else hidden
+    _per_warp(
+        cupy,
+        "rebind_lstm_layer_backward_over_warps",
+        "raw T kept_all, raw T states, raw T dc_out, raw T dh_out, raw T weight_t, "
+        "int64 t, int64 M, int64 N",
+        "raw T d_gates_all, raw T carried",
+        _BACKWARD_BODY,
+        hidden,
+        rows,
+    )(kept, states, dc_out, dh_out, weight_t, t, terms, rows, hidden, d_gates, carried)
