@@ -48,6 +48,8 @@ __all__ = [
     "LAYER_FORWARD_POINTERS",
     "MAX_HIDDEN_WITH_PRODUCT",
     "PRODUCTS_OVER_WARPS",
+    "RNN_BACKWARD_POINTERS",
+    "RNN_FORWARD_POINTERS",
     "lstm_layer_backward",
     "lstm_layer_backward_with_product",
     "lstm_layer_forward",
@@ -250,7 +252,7 @@ def _replaced(text, old, new):
 
 
 _BASE = "    const long long base = row * 4 * H + j;\n"
-_RNN_FORWARD_POINTERS = """
+RNN_FORWARD_POINTERS = """
     const long long NH = N * H;
     T* const g = &gates_all[t * 4 * NH];
     const T* const h_prev = prev < 0 ? &h0[0] : &ys[prev * NH];
@@ -261,7 +263,7 @@ _RNN_FORWARD_POINTERS = """
 """
 _RNN_FORWARD_WITH_PRODUCT_BODY = _RNN_LSTM_FORWARD_BODY
 for _old, _new in (
-    (_BASE, _BASE + _RNN_FORWARD_POINTERS + _SUMS_OF_GATES),
+    (_BASE, _BASE + RNN_FORWARD_POINTERS + _SUMS_OF_GATES),
     ("half * g[base])", "half * (g[base] + sum0))"),
     ("half * g[base + H])", "half * (g[base + H] + sum1))"),
     ("tanh(g[base + 2 * H])", "tanh(g[base + 2 * H] + sum2)"),
@@ -269,7 +271,7 @@ for _old, _new in (
 ):
     _RNN_FORWARD_WITH_PRODUCT_BODY = _replaced(_RNN_FORWARD_WITH_PRODUCT_BODY, _old, _new)
 
-_RNN_BACKWARD_POINTERS = """
+RNN_BACKWARD_POINTERS = """
     const long long NH = N * H;
     const T* const g = &gates_all[t * 4 * NH];
     const T* const tanh_c = &tanh_cells[t * NH];
@@ -280,7 +282,7 @@ _RNN_BACKWARD_POINTERS = """
     T* const d = &d_all[t * 4 * NH];
     const T* const d_gates_next = &d_all[(M > 0 ? later : t) * 4 * NH];"""
 _RNN_BACKWARD_WITH_PRODUCT_BODY = _replaced(
-    _replaced(_RNN_LSTM_BACKWARD_BODY, _BASE, _BASE + _RNN_BACKWARD_POINTERS + _SUMS_OF_NEXT),
+    _replaced(_RNN_LSTM_BACKWARD_BODY, _BASE, _BASE + RNN_BACKWARD_POINTERS + _SUMS_OF_NEXT),
     "const T d_out = dy[i] + dh[i];",
     "const T d_out = dy[i] + (M > 0 ? from_next : dh_in[i]);",
 )

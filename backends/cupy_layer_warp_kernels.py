@@ -22,14 +22,34 @@ one warp, and every warp is whole (the size is a multiple of 32).
 ``cupy_layer_kernels.PRODUCTS_OVER_WARPS`` chooses these kernels (off until
 ``benchmarks/gpu_layer.py`` has timed them against the thread kernels on a
 GPU); the host tests run them with each warp's lanes as host threads
-(``HostCupy``), and a ``gpu`` test against the fused cells on a GPU.
+(``HostCupy``), and a ``gpu`` test against the fused cells on a GPU. The RNN
+operator's LSTM steps (``mx.sym.RNN``, up to the same width) have theirs too,
+under the same switch.
 Importing this module does not import CuPy.
 """
 
-from .cupy_layer_kernels import LAYER_BACKWARD_POINTERS, LAYER_FORWARD_POINTERS
-from .cupy_rnn_kernels import GATE_OFFSETS, _per_unit, lstm_backward_body, lstm_forward_body
+from .cupy_layer_kernels import (
+    LAYER_BACKWARD_POINTERS,
+    LAYER_FORWARD_POINTERS,
+    RNN_BACKWARD_POINTERS,
+    RNN_FORWARD_POINTERS,
+    _replaced,
+)
+from .cupy_rnn_kernels import (
+    _RNN_LSTM_BACKWARD_BODY,
+    _RNN_LSTM_FORWARD_BODY,
+    GATE_OFFSETS,
+    _per_unit,
+    lstm_backward_body,
+    lstm_forward_body,
+)
 
-__all__ = ["lstm_layer_backward_over_warps", "lstm_layer_forward_over_warps"]
+__all__ = [
+    "lstm_layer_backward_over_warps",
+    "lstm_layer_forward_over_warps",
+    "rnn_lstm_backward_over_warps",
+    "rnn_lstm_forward_over_warps",
+]
 
 LANES = 32
 
@@ -149,3 +169,81 @@ def lstm_layer_backward_over_warps(
         hidden,
         rows,
     )(kept, states, dc_out, dh_out, weight_t, t, terms, rows, hidden, d_gates, carried)
+
+
+# -- the RNN operator's LSTM (rebind.ops.rnn_cells): its own step arithmetic (see
+# cupy_layer_kernels), each pre-activation read as ``g + sum``, the sums over warps
+_RNN_FORWARD_CELL = _RNN_LSTM_FORWARD_BODY
+for _old, _new in (
+    ("half * g[base])", "half * (g[base] + sum0))"),
+    ("half * g[base + H])", "half * (g[base + H] + sum1))"),
+    ("tanh(g[base + 2 * H])", "tanh(g[base + 2 * H] + sum2)"),
+    ("half * g[base + 3 * H])", "half * (g[base + 3 * H] + sum3))"),
+):
+    _RNN_FORWARD_CELL = _replaced(_RNN_FORWARD_CELL, _old, _new)
+_RNN_FORWARD_BODY = (
+    _UNIT
+    + RNN_FORWARD_POINTERS
+    + _GATE_PARTS
+    + _across_the_warp(["sum0", "sum1", "sum2", "sum3"])
+    + _on_lane_zero(_RNN_FORWARD_CELL)
+)
+_RNN_BACKWARD_BODY = (
+    _UNIT
+    + RNN_BACKWARD_POINTERS
+    + _NEXT_PARTS
+    + _across_the_warp(["next0", "next1", "next2", "next3"])
+    + "    const T from_next = (next0 + next1) + (next2 + next3);\n"
+    + _on_lane_zero(
+        _replaced(
+            _RNN_LSTM_BACKWARD_BODY,
+            "const T d_out = dy[i] + dh[i];",
+            "const T d_out = dy[i] + (M > 0 ? from_next : dh_in[i]);",
+        )
+    )
+)
+
+
+def rnn_lstm_forward_over_warps(cupy, t, prev, weight, h0, c0, gates, cells, tanh_cells, ys):
+    """``cupy_layer_kernels.rnn_lstm_forward_with_product``, reading ``weight`` (4H, H).
+
+    The arrays and step numbers as there; ``weight`` is the recurrent weight,
+    C-contiguous.
+    """
+    _, rows, hidden = cells.shape
+    _per_warp(
+        cupy,
+        "rebind_rnn_lstm_forward_over_warps",
+        "raw T weight, raw T h0, raw T c0, int64 t, int64 prev, int64 N",
+        "raw T gates_all, raw T cells, raw T tanh_cells, raw T ys",
+        _RNN_FORWARD_BODY,
+        hidden,
+        rows,
+    )(weight, h0, c0, t, prev, rows, hidden, gates, cells, tanh_cells, ys)
+
+
+def rnn_lstm_backward_over_warps(
+    cupy, t, prev, later, saved, c0, dys, dh_in, dc_in, weight_t, d_gates, carried, slots
+):
+    """``cupy_layer_kernels.rnn_lstm_backward_with_product``, reading ``weight_t`` (H, 4H).
+
+    The arrays, step numbers and slots as there; ``weight_t`` is the recurrent
+    weight transposed, C-contiguous.
+    """
+    gates, cells, tanh_cells = saved
+    _, rows, hidden = cells.shape
+    terms = 0 if later < 0 else hidden
+    _per_warp(
+        cupy,
+        "rebind_rnn_lstm_backward_over_warps",
+        "raw T gates_all, raw T tanh_cells, raw T cells, raw T c0, raw T dys, raw T dh_in, "
+        "raw T dc_in, raw T weight_t, int64 t, int64 prev, int64 later, int64 M, int64 N, "
+        "int64 from_slot, int64 to_slot",
+        "raw T d_all, raw T carried",
+        _RNN_BACKWARD_BODY,
+        hidden,
+        rows,
+    )(
+        gates, tanh_cells, cells, c0, dys, dh_in, dc_in, weight_t, t, prev, later, terms,
+        rows, *slots, hidden, d_gates, carried,
+    )  # fmt: skip

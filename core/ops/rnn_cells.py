@@ -24,6 +24,7 @@ Gate orders are MXNet's (and cuDNN's): LSTM [i, f, g, o], GRU [r, z, n].
 
 from rebind.backends import cupy_gemm as gemm
 from rebind.backends import cupy_layer_kernels as layer_kernels
+from rebind.backends import cupy_layer_warp_kernels as layer_warp_kernels
 from rebind.backends.cupy_kernels import fusable
 
 __all__ = ["CELLS"]
@@ -143,14 +144,17 @@ class LSTMCell(_Cell):
         h, c = h0, c0
         fused = _fused_gpu(clip, xg, y, c0)
         if fused and length and _with_product(wh, h0):
-            # each step one kernel, its recurrent product inside (cupy_layer_kernels)
-            weight_t, last = xp.ascontiguousarray(whT), None
+            # each step one kernel, its recurrent product inside (cupy_layer_kernels); a
+            # unit's thread reads the weight's columns (W^T's rows), its warp the rows
+            if layer_kernels.PRODUCTS_OVER_WARPS:
+                step, read = layer_warp_kernels.rnn_lstm_forward_over_warps, wh
+            else:
+                step = layer_kernels.rnn_lstm_forward_with_product
+                read = xp.ascontiguousarray(whT)
+            last = None
             for t in _steps(length, reverse):
                 prev = _previous(t, length, reverse)
-                layer_kernels.rnn_lstm_forward_with_product(
-                    xp, t, -1 if prev is None else prev, weight_t, h0, c0, xg, cells,
-                    tanh_cells, y,
-                )  # fmt: skip
+                step(xp, t, -1 if prev is None else prev, read, h0, c0, xg, cells, tanh_cells, y)
                 last = t
             return y[last], cells[last], (xg, cells, tanh_cells, inside)
         for t in _steps(length, reverse):
@@ -181,12 +185,17 @@ class LSTMCell(_Cell):
         fused = inside is None and _fused_gpu(None, gates, dxg, dy, c0, dh, dc)
         if fused and length and _with_product(wh, h0):
             carried = xp.empty((2, *c0.shape), dtype=c0.dtype)  # dc between steps, in turns
+            if layer_kernels.PRODUCTS_OVER_WARPS:  # the warps read W^T's rows
+                step = layer_warp_kernels.rnn_lstm_backward_over_warps
+                read = xp.ascontiguousarray(wh.T)
+            else:
+                step, read = layer_kernels.rnn_lstm_backward_with_product, wh
             order = list(_steps(length, not reverse))
             for k, t in enumerate(order):
                 prev = _previous(t, length, reverse)
-                layer_kernels.rnn_lstm_backward_with_product(
+                step(
                     xp, t, -1 if prev is None else prev, order[k - 1] if k else -1,
-                    (gates, cells, tanh_cells), c0, dy, dh, dc, wh, dxg, carried,
+                    (gates, cells, tanh_cells), c0, dy, dh, dc, read, dxg, carried,
                     ((k - 1) % 2 if k else -1, k % 2),
                 )  # fmt: skip
             # the begin states' gradients: the last step's product, and its dc

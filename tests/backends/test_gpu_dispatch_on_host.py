@@ -213,3 +213,20 @@ def test_a_wide_rnn_operator_lstm_takes_cublas_products_beside_its_step_kernels(
     assert "rnn_lstm_forward_with_product" not in launched
     for value, reference in zip(got, expected, strict=True):
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["rnn op lstm", "rnn op bidirectional lstm"])
+def test_the_rnn_operator_lstm_over_warps_computes_what_the_cpu_does(host_cupy, monkeypatch, name):
+    from rebind.backends import cupy_layer_kernels as layer_kernels
+
+    make, shapes, classes = NETWORKS[name]
+    expected = _run(make, shapes, classes)
+    launched = []
+    with monkeypatch.context() as patch:
+        _through_host_kernels(patch, host_cupy, launched)
+        patch.setattr(layer_kernels, "PRODUCTS_OVER_WARPS", True)
+        got = _run(make, shapes, classes)
+    assert {"rnn_lstm_forward_over_warps", "rnn_lstm_backward_over_warps"} <= set(launched)
+    assert "rnn_lstm_forward_with_product" not in launched
+    for value, reference in zip(got, expected, strict=True):
+        np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)

@@ -197,3 +197,44 @@ def test_warps_give_the_thread_kernels_values_across_a_wide_layer(host_cupy, hid
         np.testing.assert_allclose(warps, threads, rtol=1e-12, atol=1e-13)
     # the values moved: a step that did nothing would pass the comparison too
     assert np.abs(runs[1][1][steps]).min() > 0 and np.abs(runs[1][3][0]).min() > 0
+
+
+@pytest.mark.parametrize("hidden", [70, 33])
+def test_rnn_operator_warps_give_the_thread_kernels_values(host_cupy, hidden):
+    """The RNN operator's LSTM steps over warps, at widths where every exchange counts."""
+    import numpy as np
+
+    from rebind.backends import cupy_layer_warp_kernels
+
+    rng = np.random.default_rng(hidden + 1)
+    steps, rows = 3, 2
+    wh = rng.uniform(-0.3, 0.3, (4 * hidden, hidden))
+    h0, c0 = rng.uniform(-1, 1, (2, rows, hidden))
+    xg = rng.uniform(-1, 1, (steps, rows, 4 * hidden))  # the input projections with biases
+    dys = rng.uniform(-1, 1, (steps, rows, hidden))
+    dh_in, dc_in = rng.uniform(-1, 1, (2, rows, hidden))
+    runs = []
+    for over_warps in (False, True):
+        gates = xg.copy()
+        cells, tanh_cells, ys = (np.zeros((steps, rows, hidden)) for _ in range(3))
+        if over_warps:
+            forward = cupy_layer_warp_kernels.rnn_lstm_forward_over_warps
+            backward = cupy_layer_warp_kernels.rnn_lstm_backward_over_warps
+            forward_weight, backward_weight = wh, np.ascontiguousarray(wh.T)
+        else:
+            forward = cupy_layer_kernels.rnn_lstm_forward_with_product
+            backward = cupy_layer_kernels.rnn_lstm_backward_with_product
+            forward_weight, backward_weight = np.ascontiguousarray(wh.T), wh
+        for t in range(steps):
+            forward(host_cupy, t, t - 1, forward_weight, h0, c0, gates, cells, tanh_cells, ys)
+        d_gates, carried = np.zeros((steps, rows, 4 * hidden)), np.zeros((2, rows, hidden))
+        for k, t in enumerate(range(steps - 1, -1, -1)):
+            backward(
+                host_cupy, t, t - 1, t + 1 if k else -1, (gates, cells, tanh_cells), c0,
+                dys, dh_in, dc_in, backward_weight, d_gates, carried,
+                ((k - 1) % 2 if k else -1, k % 2),
+            )  # fmt: skip
+        runs.append((gates, cells, tanh_cells, ys, d_gates, carried[(steps - 1) % 2]))
+    for threads, warps in zip(*runs, strict=True):
+        np.testing.assert_allclose(warps, threads, rtol=1e-12, atol=1e-13)
+    assert np.abs(runs[1][3][-1]).min() > 0 and np.abs(runs[1][4][0]).min() > 0

@@ -275,3 +275,25 @@ def test_sequence_length_keeps_its_dtype():
     ins, outs, _ = op.infer_types(p, ["float64", None, None, "int32"])
     assert ins == ["float64", "float64", "float64", "int32"]
     assert outs == ["float64", "float64"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_steps_over_warps_give_the_thread_steps_values(monkeypatch, bidirectional):
+    """A GPU's LSTM steps with each unit's products split over a warp (70 units: a lane
+    takes two or three terms) give what the one-thread-a-unit steps give."""
+    import rebind as mx
+    from rebind.backends import cupy_layer_kernels
+
+    reason = mx.registry.lookup("backends", "cupy").unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"cupy backend unavailable: {reason}")
+    ctx = mx.gpu(0)
+    attrs = _attrs("lstm", 1, bidirectional, state_size=70)
+    inputs = _inputs(attrs, steps=4, batch=3, width=5)
+    runs = []
+    for over_warps in (False, True):
+        monkeypatch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", over_warps)
+        runs.append(_forward(attrs, inputs, ctx) + _backward(attrs, inputs, ctx, [True] * 4))
+    for threads, warps in zip(*runs, strict=True):
+        np.testing.assert_allclose(warps, threads, rtol=1e-10, atol=1e-12)
