@@ -76,7 +76,8 @@ STEPS = ("sign", "floor", "ceil", "trunc", "fix", "rint", "round")
 NUMPY_EQUIVALENT = {
     "ceil": np.ceil,
     "trunc": np.trunc,
-    "fix": np.fix,
+    # towards zero, by its definition (NumPy 2.5 deprecates np.fix)
+    "fix": lambda x: np.where(x < 0, np.ceil(x), np.floor(x)),
     "rint": np.rint,
     "sin": np.sin,
     "cos": np.cos,
