@@ -154,7 +154,7 @@ def _projected_softmax_forward(ctx, p, inputs, aux):
     """
     label = inputs[-1]
     if p.fc_unbiased is not None and _bias_in_softmax(p, inputs):
-        # a GPU's rows of few classes: the bias added in the softmax kernel, one launch less
+        # on a GPU the bias is added in the softmax kernel, one launch less
         (logits,), fc_saved = p.fc_op.forward(ctx, p.fc_unbiased, inputs[:2], [])
         prob = softmax_rows(ctx.xp, logits, logits, bias=inputs[2])
         return [prob], (fc_saved, (prob, label))
@@ -167,7 +167,8 @@ def _projected_softmax_forward(ctx, p, inputs, aux):
 
 
 def _bias_in_softmax(p, inputs):
-    return 0 < p.fc_params.num_hidden <= cupy_row_kernels.MAX_WIDTH and bias_in_kernel(*inputs[:3])
+    classes = p.fc_params.num_hidden
+    return 0 < classes <= cupy_row_kernels.MAX_WARP_WIDTH and bias_in_kernel(*inputs[:3])
 
 
 def _projected_softmax_backward(ctx, p, saved, out_grads, need_grad):

@@ -106,7 +106,9 @@ def softmax_rows(xp, x, out, bias=None):
 
     On the CPU a block of rows at a time, so that its passes (max, subtract,
     exp, sum, divide) run in the cache: the same operations, the same values.
-    On a GPU, rows of few classes are one kernel (``cupy_row_kernels``).
+    On a GPU, rows of up to ``cupy_row_kernels.MAX_WARP_WIDTH`` classes are
+    one kernel (``cupy_row_kernels``: a thread a row of few classes, a warp a
+    wider row).
     ``bias`` (one value a column) is added to ``x`` first: inside that kernel
     (the same float additions), else into ``x`` itself.
     """
@@ -134,11 +136,11 @@ def softmax_rows(xp, x, out, bias=None):
 
 
 def _one_kernel_rows(x, out=None):
-    """Whether a softmax of ``x``'s rows runs as one CuPy kernel (few classes, contiguous)."""
+    """Whether a softmax of ``x``'s rows runs as one CuPy kernel (contiguous, not too wide)."""
     return (
         fusable(x, out, contiguous=True)
         and x.ndim == 2
-        and 0 < x.shape[1] <= cupy_row_kernels.MAX_WIDTH
+        and 0 < x.shape[1] <= cupy_row_kernels.MAX_WARP_WIDTH
     )
 
 

@@ -230,3 +230,24 @@ def test_the_rnn_operator_lstm_over_warps_computes_what_the_cpu_does(host_cupy, 
     assert "rnn_lstm_forward_with_product" not in launched
     for value, reference in zip(got, expected, strict=True):
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("classes", [100, 1000])
+def test_a_wide_softmax_output_takes_the_warp_kernel_with_its_bias(tmp_path, monkeypatch, classes):
+    # FullyConnected + SoftmaxOutput of more classes than a thread a row suits: one warp a
+    # row, the bias added inside, the CPU's values
+    from .host_kernels import HostCupy
+
+    def make():
+        net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=classes, name="fc")
+        return mx.sym.SoftmaxOutput(net, name="softmax")
+
+    shapes = {"data": (6, 5), "softmax_label": (6,)}
+    expected = _run(make, shapes, classes)
+    fresh, launched = HostCupy(tmp_path), []
+    with monkeypatch.context() as patch:
+        _through_host_kernels(patch, fresh, launched)
+        got = _run(make, shapes, classes)
+    assert {name for _, _, _, name in fresh.calls} >= {"rebind_softmax_wide_bias_rows"}
+    for value, reference in zip(got, expected, strict=True):
+        np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)

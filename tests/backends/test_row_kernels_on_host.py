@@ -1,8 +1,8 @@
 """The per-row kernels (cupy_row_kernels), compiled for the host, against the CPU's results.
 
 The softmax must give the CPU's ``softmax_rows`` values to float rounding (the
-C library's ``exp`` and a sum along the row stand in for NumPy's), NaN and
-infinite scores included, in place or not. Accuracy's count must be the CPU
+C library's ``exp`` and a sum along the row, or over a warp's lanes, stand in
+for NumPy's), NaN and infinite scores included, in place or not. Accuracy's count must be the CPU
 path's exactly: first maximum on ties, first NaN, float labels truncated; and
 ``Accuracy`` on GPU outputs (``fusable``) must take the kernel and keep the
 same values.
@@ -29,7 +29,8 @@ def _scores(rows, width, seed, dtype=np.float32):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("width", [1, 10, cupy_row_kernels.MAX_WIDTH])
+# up to MAX_WIDTH a thread a row; wider a warp a row (1000: lanes walk 31 or 32 classes)
+@pytest.mark.parametrize("width", [1, 10, cupy_row_kernels.MAX_WIDTH, 65, 100, 1000])
 @pytest.mark.parametrize("inplace", [False, True])
 def test_softmax_kernel_equals_the_cpu_softmax(host_cupy, dtype, width, inplace):
     x = _scores(33, width, seed=width, dtype=dtype)
@@ -49,9 +50,10 @@ def test_softmax_kernel_equals_the_cpu_softmax(host_cupy, dtype, width, inplace)
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("inplace", [False, True])
-def test_a_bias_is_added_in_the_softmax_kernel_as_before_it(host_cupy, dtype, inplace):
-    x = _scores(20, 10, seed=8, dtype=dtype)
-    bias = _scores(1, 10, seed=9, dtype=dtype)[0]
+@pytest.mark.parametrize("width", [10, 100])
+def test_a_bias_is_added_in_the_softmax_kernel_as_before_it(host_cupy, dtype, inplace, width):
+    x = _scores(20, width, seed=8, dtype=dtype)
+    bias = _scores(1, width, seed=9, dtype=dtype)[0]
     x[4, 2] = np.nan
     expected = cupy_row_kernels.softmax_rows(host_cupy, x + bias, np.empty_like(x))
     given = x.copy()

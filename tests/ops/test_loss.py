@@ -67,6 +67,25 @@ def test_softmax_output_one_row_equals_its_row_of_a_batch(is_train, ctx):
         np.testing.assert_allclose(single[0][0], expected / expected.sum(), rtol=1e-5)
 
 
+@pytest.mark.parametrize("classes", [65, 1000, 10000])
+def test_softmax_output_of_many_classes_equals_the_float64_softmax(classes, ctx):
+    """On a GPU rows of more than 64 classes take a warp each: values, a NaN row, the
+    gradient."""
+    rng = np.random.default_rng(classes)
+    data = (rng.standard_normal((37, classes)) * 4).astype(np.float32)
+    data[5, classes // 2] = np.nan
+    label = rng.integers(0, classes, 37).astype(np.float32)
+    heads = [np.ones_like(data)]
+    (prob,), (grad, _) = _run(ctx, "SoftmaxOutput", {}, [data, label], heads=heads)
+    wide = data.astype(np.float64)
+    expected = np.exp(wide - wide.max(axis=1, keepdims=True))
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(prob, expected, rtol=2e-5, atol=1e-7)
+    assert np.isnan(prob[5]).all()
+    expected[np.arange(37), label.astype(np.int64)] -= 1
+    np.testing.assert_allclose(grad, expected, rtol=2e-5, atol=1e-6)
+
+
 def test_softmax_4d_inference_is_flattened(ctx):
     """The recorded MKLDNN inference value is not matched, on purpose (see test_golden)."""
     data = _arrays(golden_cases()[FLATTENED_4D])
