@@ -238,22 +238,38 @@ def print_targets(ratios, has_torch, device):
         print(f"  {model:<8} >= {target:.2f}: {ratio:.2f}x: {verdict}")
 
 
-def print_gpu_processes():
-    """Print the other processes holding the GPU: they can slow a host-bound loop's launches.
-
-    (The first workload timed right after the GPU test suite's eight workers had run
-    went at about half its later rate, on an H200 and on an H100; processes still
-    on the GPU are one possible cause, which this line makes visible.)
-    """
+def _gpu_processes():
+    """The compute processes on the GPU (``pid, name`` lines), or None when unknown."""
     query = ["nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv,noheader"]
     try:
         done = subprocess.run(query, capture_output=True, text=True, timeout=20, check=True)
-    except (OSError, subprocess.SubprocessError) as exc:
-        print(f"processes on the GPU: not known ({type(exc).__name__})")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+
+
+def settle_gpu(limit=60.0, every=2.0):
+    """Wait up to ``limit`` s for the GPU to hold no other process; print what was found.
+
+    Other processes on the GPU can slow a host-bound loop's launches: the first
+    workload timed right after the GPU test suite's eight workers had run went at
+    about half its later rate, on an H200 and on an H100 (processes still on the
+    GPU are one possible cause; this makes them visible and waits them out).
+    """
+    others, waited = _gpu_processes(), 0.0
+    if others is None:
+        print("processes on the GPU: not known (no nvidia-smi)")
         return
-    others = [line.strip() for line in done.stdout.splitlines() if line.strip()]
-    warning = ": the host-bound workloads' times may be unreliable" if others else ""
-    print(f"processes on the GPU before: {'; '.join(others) or 'none'}{warning}", flush=True)
+    first = list(others)
+    while others and waited < limit:
+        time.sleep(every)
+        waited += every
+        others = _gpu_processes() or []
+    if not first:
+        print("processes on the GPU before: none", flush=True)
+        return
+    state = "still there: the host-bound workloads' times may be unreliable" if others else "gone"
+    print(f"processes on the GPU before: {'; '.join(first)}; waited {waited:.0f} s, {state}")
 
 
 def main(argv=None):
@@ -303,7 +319,7 @@ def main(argv=None):
     print(f"size {size}, {rounds} round(s), order rotating per round: {', '.join(impls)}")
     _common.print_load("before")
     if args.device == "gpu":
-        print_gpu_processes()
+        settle_gpu()
     results, skipped = measure(args, impls, schedule, size, rounds, started)
     ratios, problems = {}, []
     for model in args.models:
