@@ -34,13 +34,15 @@ And one over columns:
   batch, a convolution's bias over every pixel) stays with CuPy's reduction.
 
 A thread per row walks its row serially, which suits ten classes, not ten
-thousand: rows of up to ``MAX_WIDTH`` classes go so. Wider rows' softmax
-(the LSTM LM's 10,000 words, a 1,000-class classifier), up to
-``MAX_WARP_WIDTH``, takes a warp per row instead: each lane walks every 32nd
-class (the warp reads consecutive classes side by side), and the lanes'
-maxima and sums meet by exchanges (``__shfl_xor_sync``). One launch where
-CuPy took five (six with a bias), and two reads and one write of the scores
-fewer. Wider still, CuPy's reductions, which spread a row over many threads.
+thousand: rows of up to ``MAX_WIDTH`` classes go so. Wider rows (the LSTM
+LM's 10,000 words, a 1,000-class classifier), up to ``MAX_WARP_WIDTH``, take
+a warp per row instead: each lane walks every 32nd class (the warp reads
+consecutive classes side by side), and the lanes' maxima, sums or best
+classes meet by exchanges (``__shfl_xor_sync``). The softmax is then one
+launch where CuPy took five (six with a bias), with two reads and one write
+of the scores fewer; Accuracy's count one where CuPy's argmax and a kernel
+took two. Wider still, CuPy's reductions, which spread a row over many
+threads.
 Importing this module does not import CuPy.
 """
 
@@ -145,6 +147,34 @@ _ADD_TOTALS = """
         atomicAdd(&global_total[0], 1.0);
 """
 _ADD_CORRECT_BODY = _ARGMAX + f"    if ((int)best == (int)label) {{{_ADD_TOTALS}    }}\n"
+# a warp a row: each lane's first maximum (or first NaN) over its classes, then the
+# lanes' meet by exchanges, keeping NumPy's choice: a NaN over any number, the lower
+# class between two NaNs or two equal scores
+_WIDE_ADD_CORRECT_BODY = (
+    """
+    const long long row = i >> 5;
+    const int lane = (int)(i & 31);
+    const long long first = row * width;
+    long long best = lane;
+    T top = pred[first + lane];
+    for (long long c = lane + 32; c < width && top == top; c += 32) {
+        const T v = pred[first + c];
+        if (v > top || v != v) { top = v; best = c; }
+    }
+    for (int mask = 16; mask > 0; mask >>= 1) {
+        const T v = __shfl_xor_sync(0xffffffffu, top, mask);
+        const long long c = __shfl_xor_sync(0xffffffffu, best, mask);
+        const bool nan = v != v;
+        const bool top_nan = top != top;
+        if (nan ? (!top_nan || c < best) : (!top_nan && (v > top || (v == top && c < best)))) {
+            top = v;
+            best = c;
+        }
+    }
+    if (lane == 0 && (int)best == (int)label[row]) {"""
+    + _ADD_TOTALS
+    + "    }\n"
+)
 # int32 casts, as astype(int32) casts on the device
 _ADD_EQUAL_BODY = f"    if ((int)pred == (int)label) {{{_ADD_TOTALS}    }}\n"
 
@@ -183,16 +213,18 @@ def add_correct_rows(cupy, pred, label, total, global_total):
     """Add to ``total`` and ``global_total`` the rows of ``pred`` whose argmax is ``label``'s.
 
     ``label`` holds one value per row (any shape of that size); the totals are
-    float64 device arrays of one element, written in place.
+    float64 device arrays of one element, written in place. Rows of more than
+    ``MAX_WIDTH`` classes (up to ``MAX_WARP_WIDTH``) take a warp each.
     """
     rows, width = pred.shape
-    kernel = _kernel(
-        cupy,
-        "rebind_add_correct_rows",
-        "raw T pred, L label, int64 width",
-        "raw float64 total, raw float64 global_total",
-        _ADD_CORRECT_BODY,
-    )
+    totals = "raw float64 total, raw float64 global_total"
+    if width > MAX_WIDTH:  # a warp a row (up to MAX_WARP_WIDTH: the caller's check)
+        params = ("raw T pred, raw L label, int64 width", totals, _WIDE_ADD_CORRECT_BODY)
+        kernel = _kernel(cupy, "rebind_add_correct_wide_rows", *params)
+        kernel(pred, label.reshape(rows), width, total, global_total, size=rows * 32)
+        return
+    params = ("raw T pred, L label, int64 width", totals, _ADD_CORRECT_BODY)
+    kernel = _kernel(cupy, "rebind_add_correct_rows", *params)
     kernel(pred, label.reshape(rows), width, total, global_total)
 
 

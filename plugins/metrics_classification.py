@@ -81,7 +81,7 @@ class Accuracy(EvalMetric):
             and self.axis in (1, -1)
             and pred.shape != label.shape
             and label.size == pred.shape[0]
-            and 0 < pred.shape[1] <= cupy_row_kernels.MAX_WIDTH
+            and 0 < pred.shape[1] <= cupy_row_kernels.MAX_WARP_WIDTH
             and _castable(label)
         )
 

@@ -64,15 +64,26 @@ def test_a_bias_is_added_in_the_softmax_kernel_as_before_it(host_cupy, dtype, in
     assert np.isnan(got[4]).all()
 
 
-def test_correct_rows_count_as_the_cpu_does(host_cupy):
-    pred = _scores(40, 10, seed=1)
+# a thread a row (10), a warp a row (100: lanes hold three or four classes; 1000)
+@pytest.mark.parametrize("width", [10, 100, 1000])
+def test_correct_rows_count_as_the_cpu_does(host_cupy, width):
+    pred = _scores(40, width, seed=1)
     pred[1, 3] = pred[1, 7] = pred[1].max() + 1  # a tie: the first maximum (3) is the class
     pred[2, 4], pred[2, 6] = np.nan, np.nan  # NaN: the first NaN is the argmax
     labels = np.random.default_rng(2).integers(0, 10, 40).astype(np.float32)
     labels[:4] = [9, 7, 4, 2.7]  # 2.7 reads as class 2
     pred[3, 2] = 50
+    if width > 64:  # the same cases across lanes: ties and NaNs in lanes 3 and 7, then 35
+        pred[4, 35] = pred[4, 3] = pred[4].max() + 1  # lane 3 holds both: class 3
+        pred[5, 67] = pred[5, 35] = pred[5].max() + 1  # one lane again: class 35
+        pred[6, 40], pred[6, 9] = np.nan, np.nan  # the first NaN, lane 9: class 9
+        pred[7, 99] = np.nan  # a NaN beats any number: class 99
+        pred[8] = -np.inf  # all equal: class 0
+        pred[9, 35] = pred[9, 7] = pred[9].max() + 1  # a tie across lanes 3 and 7: class 7
+        labels[4:10] = [3, 35, 9, 99, 0, 7]
     expected = (pred.argmax(axis=1).astype(np.int32) == labels.astype(np.int32)).astype(np.int32)
     assert expected[1:4].tolist() == [0, 1, 1]
+    assert width == 10 or expected[4:10].tolist() == [1, 1, 1, 1, 1, 1]
     for label in (labels, labels.astype(np.int64), labels.reshape(40, 1)):
         total, global_total = np.array([5.0]), np.array([7.0])  # running sums go on
         cupy_row_kernels.add_correct_rows(host_cupy, pred, label, total, global_total)
@@ -113,18 +124,24 @@ def _through_count_kernel(monkeypatch, host_cupy, launched):
 
 def test_accuracy_takes_the_kernel_for_device_scores(host_cupy, monkeypatch):
     pred, labels = _scores(50, 7, seed=3), np.random.default_rng(4).integers(0, 7, 50)
-    wide = _scores(50, cupy_row_kernels.MAX_WIDTH + 1, seed=5)  # too wide: the array path
+    wide = _scores(50, cupy_row_kernels.MAX_WIDTH + 1, seed=5)  # a warp a row
+    wider = _scores(50, cupy_row_kernels.MAX_WARP_WIDTH + 1, seed=6)  # the array path
+    scores = [mx.nd.array(pred), mx.nd.array(wide), mx.nd.array(wider)]
     cpu = mx.metric.Accuracy()
-    cpu.update([mx.nd.array(labels)] * 2, [mx.nd.array(pred), mx.nd.array(wide)])
+    cpu.update([mx.nd.array(labels)] * 3, scores)
     launched = []
     _through_count_kernel(monkeypatch, host_cupy, launched)
     gpu = mx.metric.Accuracy()
-    gpu.update([mx.nd.array(labels)] * 2, [mx.nd.array(pred), mx.nd.array(wide)])
-    # the narrow scores' rows in one kernel; the wide ones' argmax (NumPy's here), then
-    # the comparison in one kernel
-    assert launched == [("add_correct_rows", (50, 7)), ("add_equal", (50,))]
+    gpu.update([mx.nd.array(labels)] * 3, scores)
+    # rows of up to MAX_WARP_WIDTH classes in one kernel; wider ones' argmax (NumPy's
+    # here), then the comparison in one kernel
+    assert launched == [
+        ("add_correct_rows", (50, 7)),
+        ("add_correct_rows", (50, cupy_row_kernels.MAX_WIDTH + 1)),
+        ("add_equal", (50,)),
+    ]
     assert gpu.get() == cpu.get() and gpu.get_global() == cpu.get_global()
-    assert gpu.num_inst == 100
+    assert gpu.num_inst == 150
 
 
 def test_accuracy_counts_into_running_sums_across_batches_reads_and_resets(host_cupy, monkeypatch):

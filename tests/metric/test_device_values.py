@@ -1,6 +1,7 @@
 """Accuracy and Perplexity read predictions where they are (``mx.metric.device_values``)."""
 
 import numpy as np
+import pytest
 
 import rebind as mx
 from rebind.metric import device_values
@@ -41,6 +42,24 @@ def test_accuracy_and_perplexity_agree_with_their_host_computation(ctx):
     np.testing.assert_allclose(
         perplexity.get()[1], np.exp(-np.log(picked.astype(np.float64)).mean()), rtol=1e-5
     )
+
+
+@pytest.mark.parametrize("classes", [100, 10000])
+def test_accuracy_over_many_classes_agrees_with_numpys_argmax(ctx, classes):
+    # on a GPU a warp a row: ties and NaNs across its lanes pick NumPy's class
+    rng = np.random.default_rng(classes)
+    scores = rng.standard_normal((70, classes)).astype(np.float32)
+    scores[0, 35] = scores[0, 7] = 9  # a tie: class 7
+    scores[1, 40], scores[1, 9] = np.nan, np.nan  # the first NaN: class 9
+    scores[2] = -np.inf  # all equal: class 0
+    labels = rng.integers(0, classes, 70).astype(np.float32)
+    labels[:3] = [7, 9, 0]
+    labels[3:40] = np.argmax(scores[3:40], axis=1)  # about half right
+    accuracy = mx.metric.Accuracy()
+    accuracy.update([mx.nd.array(labels)], [mx.nd.array(scores, ctx=ctx)])
+    expected = np.argmax(scores, axis=1) == labels.astype(np.int32)
+    assert expected[:3].all() and 40 <= expected.sum() < 70
+    assert accuracy.get()[1] == expected.mean()
 
 
 def test_log_losses_and_loss_agree_with_their_host_computation(ctx):
