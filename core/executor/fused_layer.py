@@ -1,5 +1,7 @@
 """An unrolled LSTM layer's time steps as one plan step on a GPU (``mx.rnn.LSTMCell``).
 
+(``find_layers`` finds unrolled GRU layers too; ``fused_gru_layer`` runs them.)
+
 After ``fused_lstm`` an unrolled layer is, per time step, a recurrent
 ``FullyConnected`` (``h2h = h_prev . W^T + b``) and a fused cell step; the
 weight and bias are the same variables at every step. On a GPU each of those
@@ -56,8 +58,9 @@ class LayerParams:
     """The replaced steps and which of the layer's values are the step's outputs.
 
     ``steps`` holds, per time step, ``(projection, cell)``, each ``(op, train
-    ctx, infer ctx, params)``; ``outputs`` holds ``(time step, 0 for the
-    state / 1 for the output)`` per output of the step.
+    ctx, infer ctx, params)``; ``outputs`` holds ``(time step, the cell's
+    output: an LSTM's 0 for the state, 1 for the output; a GRU's 0)`` per
+    output of the step.
     """
 
     count: int
@@ -214,16 +217,21 @@ LSTM_LAYER = OpDef(
 # -- finding the layers ------------------------------------------------------------------
 
 
+# a fused cell's op -> (the layer's kind, which of its outputs the next projection reads)
+_CELLS = {"_fused_LSTMCell": ("lstm", 1), "_fused_GRUCell": ("gru", 0)}
+
+
 class _Layer:
     """A chain of ``(projection, cell)`` steps sharing the projection's weight and bias."""
 
     def __init__(self, pairs):
         self.pairs = pairs
         self.members = [step for pair in pairs for step in pair]
+        self.kind = _CELLS[pairs[0][1].op.name][0]
 
 
 def find_layers(plan):
-    """The chains of fused LSTM cells of ``plan`` that one step can replace."""
+    """The chains of fused LSTM or GRU cells of ``plan`` that one step can replace."""
     producers = {slot: step for step in plan.steps for slot in step.outputs}
     readers = {slot: [s for s, _ in found] for slot, found in readers_of(plan).items()}
     projection_of = {}
@@ -234,11 +242,14 @@ def find_layers(plan):
     cells = {id(c): c for c in plan.steps if id(c) in projection_of}
     following = {}
     for cell in cells.values():
+        # the next cell reads this one's state (an LSTM's c, a GRU's h), and its projection
+        # this one's output (h)
         after = [r for r in readers.get(cell.outputs[0], []) if id(r) in cells]
+        after = [r for r in after if r.op.name == cell.op.name]
         if len(after) == 1 and after[0].inputs[2] == cell.outputs[0]:
-            successor = after[0]
+            successor, out = after[0], _CELLS[cell.op.name][1]
             mine, theirs = projection_of[id(cell)], projection_of[id(successor)]
-            if theirs.inputs[0] == cell.outputs[1] and theirs.inputs[1:] == mine.inputs[1:]:
+            if theirs.inputs[0] == cell.outputs[out] and theirs.inputs[1:] == mine.inputs[1:]:
                 following[id(cell)] = successor
     preceded = {id(s) for s in following.values()}
     layers = []
@@ -254,8 +265,11 @@ def find_layers(plan):
 
 
 def _recurrent_projection(plan, cell, producers, readers):
-    """The biased FullyConnected whose output only ``cell`` reads as its ``h2h``, or None."""
-    if cell.op.name != "_fused_LSTMCell" or cell.moves or cell.aux:
+    """The biased FullyConnected whose output only ``cell`` reads as its ``h2h``, or None.
+
+    A GRU cell's projection must read the cell's own ``h_prev``.
+    """
+    if cell.op.name not in _CELLS or cell.moves or cell.aux:
         return None
     if not (ANY_DEVICE or cell.context.device_type == "gpu"):
         return None
@@ -269,6 +283,8 @@ def _recurrent_projection(plan, cell, producers, readers):
     h2h = cell.inputs[1]
     if readers.get(h2h) != [cell] or h2h in plan.kept_slots:
         return None
+    if cell.op.name == "_fused_GRUCell" and projection.inputs[0] != cell.inputs[2]:
+        return None
     return projection
 
 
@@ -276,7 +292,10 @@ def _inputs(layer):
     first_projection, first_cell = layer.pairs[0]
     steps_in = [cell.inputs[0] for _, cell in layer.pairs]
     weight, bias = first_projection.inputs[1:]
-    return [*steps_in, weight, bias, first_projection.inputs[0], first_cell.inputs[2]]
+    begin = [first_projection.inputs[0]]  # h (a GRU cell's h_prev); an LSTM's c too
+    if layer.kind == "lstm":
+        begin.append(first_cell.inputs[2])
+    return [*steps_in, weight, bias, *begin]
 
 
 def layer_step(plan, layer):
@@ -302,9 +321,13 @@ def layer_step(plan, layer):
         outputs=tuple(outputs),
     )
     first_cell, last_cell = layer.pairs[0][1], layer.pairs[-1][1]
+    if layer.kind == "gru":
+        from .fused_gru_layer import GRU_LAYER as op  # noqa: PLC0415 (it imports this module)
+    else:
+        op = LSTM_LAYER
     step = type(first_cell)(
         last_cell.node,
-        LSTM_LAYER,
+        op,
         first_cell.context,
         _inputs(layer),
         [],

@@ -121,6 +121,7 @@ REWRITES = (
     "fused_lstm_cell",
     "fused_gru_cell",
     "fused_lstm_layer",
+    "fused_gru_layer",
     "stacked_concat",
     "projected_softmax",
     "dense_activation",
@@ -175,11 +176,12 @@ def optimize(plan):
         fused = None if f"fused_{match.kind}_cell" in off else fused_lstm.place(plan, match)
         if fused is not None:
             done.append((f"fused_{match.kind}_cell", fused.name, len(match.steps)))
-    for layer in on("fused_lstm_layer", fused_layer.find_layers)(plan):
-        arranged = _with_layer(plan, layer)
+    for layer in fused_layer.find_layers(plan):
+        name = f"fused_{layer.kind}_layer"
+        arranged = None if name in off else _with_layer(plan, layer)
         if arranged is not None:
             plan.steps, step = arranged
-            done.append(("fused_lstm_layer", step.name, len(layer.members)))
+            done.append((name, step.name, len(layer.members)))
     for concat, expands, axis in on("stacked_concat", _stacked_concats)(plan):
         stack = _stack_step(plan, concat, expands, axis)
         members = {id(e) for e in expands}

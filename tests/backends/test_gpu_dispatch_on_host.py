@@ -15,6 +15,7 @@ import pytest
 import rebind as mx
 from rebind.backends import (
     cupy_conv_kernels,
+    cupy_gru_layer_kernels,
     cupy_kernels,
     cupy_layer_kernels,
     cupy_layer_warp_kernels,
@@ -23,7 +24,14 @@ from rebind.backends import (
     cupy_row_kernels,
     cupy_window_kernels,
 )
-from rebind.executor import fused_conv, fused_dense, fused_layer, fused_lstm, fused_ops
+from rebind.executor import (
+    fused_conv,
+    fused_dense,
+    fused_gru_layer,
+    fused_layer,
+    fused_lstm,
+    fused_ops,
+)
 from rebind.ops import activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells
 
 from .host_kernels import compiler
@@ -32,11 +40,11 @@ pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to b
 
 OP_MODULES = (
     activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm,
-    fused_layer, fused_ops, fused_dense, fused_conv,
+    fused_layer, fused_gru_layer, fused_ops, fused_dense, fused_conv,
 )  # fmt: skip
 KERNEL_MODULES = (
-    cupy_conv_kernels, cupy_layer_kernels, cupy_layer_warp_kernels, cupy_nn_kernels,
-    cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels,
+    cupy_conv_kernels, cupy_gru_layer_kernels, cupy_layer_kernels, cupy_layer_warp_kernels,
+    cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels,
 )  # fmt: skip
 
 

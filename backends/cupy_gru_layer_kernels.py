@@ -1,0 +1,138 @@
+"""CuPy kernels of a whole unrolled GRU layer's time steps (``rebind.executor.fused_gru_layer``).
+
+The GRU counterpart of ``cupy_layer_kernels``' ``lstm_layer_*_with_product``:
+per time step one kernel forward and one backward, each (row, unit) thread
+working out its unit's recurrent product sums, with MXNet's ``GRUCell``
+arithmetic of the fused cell kernels (``cupy_rnn_kernels.gru_cell_*``, the
+same template):
+
+- forward: the three gates' sums of ``h_prev . W^T`` and the recurrent bias,
+  added as the FullyConnected adds them (``sum + bias``), stand where the
+  cell kernel reads ``h2h``; the step's output goes into the layer's output
+  buffer and what backward needs (r, z, n, h2h_n) into its kept buffer;
+- backward: the gradient reaching the step's output is what comes from
+  outside the layer, plus the next step's direct term (``dh * z``, carried
+  between the steps) and its product term (the next step's ``d_h2h . W``,
+  worked out here); the cell's backward then writes ``d_i2h`` and
+  ``d_h2h`` of the step (the weight's gradient is one product over all
+  steps afterwards) and its direct term for the step before.
+
+Up to ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` units (the caller's
+check; wider layers run the fused cells' steps). Importing this module does
+not import CuPy.
+"""
+
+from .cupy_layer_kernels import _replaced
+from .cupy_rnn_kernels import _GRU_CELL_BACKWARD_BODY, _GRU_CELL_FORWARD_BODY, _per_unit
+
+__all__ = ["gru_layer_backward_with_product", "gru_layer_forward_with_product"]
+
+_FORWARD_GATES = "    const long long gates = row * 3 * H + j;\n"
+# a layer step's place in the layer's buffers, forward
+_FORWARD_POINTERS = """
+    const long long NH = N * H;
+    const T* const h_prev = &outputs[t * NH];  // this step's input state
+    T* const h = &outputs[(t + 1) * NH];
+    T* const saved = &kept_all[t * 4 * NH];"""
+# h_prev . W^T for the unit's three gates: W^T (H, 3H) C-contiguous, so the threads of
+# consecutive units read consecutive weights
+_SUMS_OF_GATES = """
+    T sum0 = T(0);
+    T sum1 = T(0);
+    T sum2 = T(0);
+    for (long long k = 0; k < H; ++k) {
+        const T x = h_prev[row * H + k];
+        const long long w = k * 3 * H + j;
+        sum0 += x * weight_t[w];
+        sum1 += x * weight_t[w + H];
+        sum2 += x * weight_t[w + 2 * H];
+    }
+"""
+_FORWARD_BODY = _GRU_CELL_FORWARD_BODY
+for _old, _new in (
+    (_FORWARD_GATES, _FORWARD_GATES + _FORWARD_POINTERS + _SUMS_OF_GATES),
+    ("h2h[gates]", "(sum0 + bias[j])"),
+    ("h2h[gates + H]", "(sum1 + bias[j + H])"),
+    ("h2h[gates + 2 * H]", "(sum2 + bias[j + 2 * H])"),
+):
+    _FORWARD_BODY = _replaced(_FORWARD_BODY, _old, _new)
+
+_BACKWARD_KEPT = "    const long long kept = row * 4 * H + j;\n"
+# a layer step's place in the layer's buffers, backward
+_BACKWARD_POINTERS = """
+    const long long NH = N * H;
+    const T* const saved = &kept_all[t * 4 * NH];
+    const T* const h_prev = &outputs[t * NH];
+    const T* const carried_next = &carried[((t + 1) % 2) * NH];  // zeros at the last step
+    T* const d_h_prev = &carried[(t % 2) * NH];
+    T* const d_i2h = &d_i2h_all[t * 3 * NH];
+    T* const d_h2h = &d_h2h_all[t * 3 * NH];
+    const T* const d_h2h_next = &d_h2h_all[(M > 0 ? t + 1 : t) * 3 * NH];"""
+# the next step's d_h2h (N, 3H) . W (3H, H) at this unit: the gradient its output gets
+# through the next step's recurrent projection; a running sum a gate (M: H terms each, or
+# 0 at the last step)
+_SUMS_OF_NEXT = """
+    T next0 = T(0);
+    T next1 = T(0);
+    T next2 = T(0);
+    for (long long k = 0; k < M; ++k) {
+        const long long gk = row * 3 * H + k;
+        const long long w = k * H + j;
+        next0 += d_h2h_next[gk] * weight[w];
+        next1 += d_h2h_next[gk + H] * weight[w + H * H];
+        next2 += d_h2h_next[gk + 2 * H] * weight[w + 2 * H * H];
+    }
+    const T from_next = (next0 + next1) + next2;
+"""
+_BACKWARD_BODY = _GRU_CELL_BACKWARD_BODY
+for _old, _new in (
+    (_BACKWARD_KEPT, _BACKWARD_KEPT + _BACKWARD_POINTERS + _SUMS_OF_NEXT),
+    ("const T d_out = dh[i];", "const T d_out = dh_out[i] + (carried_next[i] + from_next);"),
+):
+    _BACKWARD_BODY = _replaced(_BACKWARD_BODY, _old, _new)
+
+
+def gru_layer_forward_with_product(cupy, t, i2h, weight_t, bias, outputs, kept):
+    """Time step ``t`` with its recurrent product, in the layer's buffers.
+
+    ``outputs`` (T + 1, N, H) holds the begin state at 0; step ``t`` reads it
+    at ``t`` and writes ``t + 1``, and writes ``kept`` (T, N, 4H) at ``t``.
+    ``i2h`` (N, 3H) is the step's input projection (may be strided);
+    ``weight_t`` (H, 3H) the recurrent weight transposed and ``bias`` (3H),
+    C-contiguous.
+    """
+    _, rows, hidden = outputs.shape
+    _per_unit(
+        cupy,
+        "rebind_gru_layer_forward_with_product",
+        "raw T i2h, raw T weight_t, raw T bias, int64 t, int64 N",
+        "raw T outputs, raw T kept_all",
+        _FORWARD_BODY,
+        hidden,
+        rows,
+    )(i2h, weight_t, bias, t, rows, hidden, outputs, kept)
+
+
+def gru_layer_backward_with_product(
+    cupy, t, last, kept, outputs, dh_out, weight, d_i2h, d_h2h, carried
+):
+    """Time step ``t`` backwards, the product term from step ``t + 1`` worked out here.
+
+    Reads the buffers of ``gru_layer_forward_with_product``; writes ``d_i2h``
+    and ``d_h2h`` (T, N, 3H) at ``t``. The direct term for the step before
+    goes through ``carried`` (2, N, H): step ``t`` reads it at ``(t + 1) % 2``
+    (zeros before the ``last`` step) and writes ``t % 2``. ``dh_out`` (N, H)
+    is what reaches the step's output from outside the layer; ``weight``
+    (3H, H), C-contiguous.
+    """
+    _, rows, hidden = outputs.shape
+    terms = 0 if last else hidden  # the sums over the next step's gradients
+    _per_unit(
+        cupy,
+        "rebind_gru_layer_backward_with_product",
+        "raw T kept_all, raw T outputs, raw T dh_out, raw T weight, int64 t, int64 M, int64 N",
+        "raw T d_i2h_all, raw T d_h2h_all, raw T carried",
+        _BACKWARD_BODY,
+        hidden,
+        rows,
+    )(kept, outputs, dh_out, weight, t, terms, rows, hidden, d_i2h, d_h2h, carried)

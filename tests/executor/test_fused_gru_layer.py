@@ -1,0 +1,149 @@
+"""An unrolled GRU layer as one step (core/executor/fused_gru_layer.py): the fused cells' values.
+
+As test_fused_layer.py for the LSTM: the rewrite is made for GPU contexts
+only, ``ANY_DEVICE`` makes it here; each case binds the same symbol with and
+without it and compares outputs and gradients. Without a GPU the layer step
+runs the replaced steps; through the kernels built for the host it runs the
+code a GPU runs (tests/backends/test_gru_layer_on_host.py).
+"""
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind.executor import fused_layer
+
+from .test_fused_layer import BATCH, LENGTH, _assert_close, _bind, _values
+from .test_fused_lstm import _lm
+
+GRU = mx.rnn.GRUCell
+
+
+def _layers(executor, kind="gru"):
+    found = executor._plan.optimizations
+    return [name for rewrite, name, _ in found if rewrite == f"fused_{kind}_layer"]
+
+
+def compare_gru(symbol, monkeypatch, run_layer=None, is_train=True, **shapes):
+    """The plain CPU plan's values, and the layered plan's (``run_layer`` runs it)."""
+    shapes = shapes or {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH)}
+    plain = _bind(symbol, mx.cpu(), monkeypatch, False, **shapes)
+    assert _layers(plain) == []  # a CPU plan is left as it was
+    expected = _values(plain, is_train)
+    layered = _bind(symbol, mx.cpu(), monkeypatch, True, **shapes)
+    assert len(_layers(layered)) == 2  # one a layer
+    names = {step.op.name for step in layered._plan.steps}
+    assert "_fused_GRUCell" not in names and "_fused_GRULayer" in names
+    got = _values(layered, is_train) if run_layer is None else run_layer(layered, is_train)
+    return expected, got
+
+
+@pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
+def test_the_replaced_steps_give_the_fused_cells_values(monkeypatch, states_out):
+    expected, got = compare_gru(_lm(LENGTH, states_out=states_out, cell=GRU), monkeypatch)
+    for e, g in zip(expected[0], got[0], strict=True):
+        np.testing.assert_array_equal(g, e)  # the same kernels in the same order
+    _assert_close(expected, got, rtol=1e-5, atol=1e-6)
+
+
+def test_begin_states_that_learn_get_their_gradients(monkeypatch):
+    begin = [mx.sym.Variable(f"begin{k}") for k in range(2)]
+    shapes = {
+        "data": (BATCH, LENGTH),
+        "softmax_label": (BATCH, LENGTH),
+        **{f"begin{k}": (BATCH, 7) for k in range(2)},
+    }
+    symbol = _lm(LENGTH, begin_state=begin, cell=GRU)
+    expected, got = compare_gru(symbol, monkeypatch, **shapes)
+    _assert_close(expected, got, rtol=1e-5, atol=1e-6)
+    assert all(np.abs(got[1][f"begin{k}"]).max() > 0 for k in range(2))
+
+
+def test_inference_gives_the_fused_cells_outputs(monkeypatch):
+    expected, got = compare_gru(_lm(LENGTH, cell=GRU), monkeypatch, is_train=False)
+    for e, g in zip(expected[0], got[0], strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_the_gru_layer_is_switched_off_by_name_alone(monkeypatch):
+    monkeypatch.setenv("REBIND_GRAPH_OPT", "-fused_gru_layer")
+    shapes = {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH)}
+    gru = _bind(_lm(LENGTH, cell=GRU), mx.cpu(), monkeypatch, True, **shapes)
+    lstm = _bind(_lm(LENGTH), mx.cpu(), monkeypatch, True, **shapes)
+    assert _layers(gru) == [] and len(_layers(lstm, "lstm")) == 2
+
+
+def test_mixed_stacks_make_a_layer_of_each_kind(monkeypatch):
+    data = mx.sym.Variable("data")
+    embed = mx.sym.Embedding(data, input_dim=11, output_dim=6, name="embed")
+    stack = mx.rnn.SequentialRNNCell()
+    stack.add(mx.rnn.GRUCell(7, prefix="l0_"))
+    stack.add(mx.rnn.LSTMCell(7, prefix="l1_"))
+    outputs, _ = stack.unroll(LENGTH, embed, layout="NTC", merge_outputs=True)
+    pred = mx.sym.FullyConnected(mx.sym.Reshape(outputs, shape=(-1, 7)), num_hidden=11)
+    label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
+    symbol = mx.sym.SoftmaxOutput(pred, label, name="softmax")
+    shapes = {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH)}
+    plain = _bind(symbol, mx.cpu(), monkeypatch, False, **shapes)
+    expected = _values(plain)
+    layered = _bind(symbol, mx.cpu(), monkeypatch, True, **shapes)
+    assert len(_layers(layered)) == 1 and len(_layers(layered, "lstm")) == 1
+    _assert_close(expected, _values(layered), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["NTC", "TNC"])
+def test_layouts_and_accumulated_gradients(monkeypatch, layout):
+    """Time-major or batch-major steps; grad_req='add' twice over ones."""
+    symbol = _lm(4, cell=GRU) if layout == "NTC" else _time_major_lm(4)
+    shapes = {"data": (2, 4), "softmax_label": (2, 4)}
+    runs = []
+    for layers in (False, True):
+        executor = _bind(symbol, mx.cpu(), monkeypatch, layers, grad_req="add", **shapes)
+        assert len(_layers(executor)) == (2 if layers else 0)
+        _values(executor, is_train=False)  # fills the arguments
+        for grad in executor.grad_dict.values():
+            grad[:] = 1.0
+        for _ in range(2):
+            executor.forward(is_train=True)
+            executor.backward()
+        runs.append(
+            (
+                [o.asnumpy() for o in executor.outputs],
+                {n: g.asnumpy() for n, g in executor.grad_dict.items()},
+            )
+        )
+    _assert_close(runs[0], runs[1], rtol=1e-5, atol=1e-6)
+
+
+def _time_major_lm(length):
+    data = mx.sym.Variable("data")
+    embed = mx.sym.Embedding(mx.sym.transpose(data), input_dim=11, output_dim=6, name="embed")
+    stack = mx.rnn.SequentialRNNCell()
+    stack.add(GRU(7, prefix="l0_"))
+    stack.add(GRU(7, prefix="l1_"))
+    outputs, _ = stack.unroll(length, embed, layout="TNC", merge_outputs=False)
+    pred = mx.sym.FullyConnected(mx.sym.Concat(*outputs, dim=0), num_hidden=11)
+    label = mx.sym.Reshape(mx.sym.transpose(mx.sym.Variable("softmax_label")), shape=(-1,))
+    return mx.sym.SoftmaxOutput(pred, label, name="softmax")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("hidden", [7, 70])
+def test_a_gpu_gru_layer_gives_the_fused_cells_values(monkeypatch, hidden):
+    backend = mx.registry.lookup("backends", "cupy")
+    reason = backend.unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"cupy backend unavailable: {reason}")
+    begin = [mx.sym.Variable(f"begin{k}") for k in range(2)]
+    shapes = {
+        "data": (BATCH, LENGTH),
+        "softmax_label": (BATCH, LENGTH),
+        **{f"begin{k}": (BATCH, hidden) for k in range(2)},
+    }
+    symbol = _lm(LENGTH, states_out=True, begin_state=begin, cell=GRU, hidden=hidden)
+    with monkeypatch.context() as patch:
+        patch.setattr(fused_layer, "find_layers", lambda plan: [])
+        cells = symbol.simple_bind(mx.gpu(0), **shapes)
+    layered = symbol.simple_bind(mx.gpu(0), **shapes)
+    assert _layers(cells) == [] and len(_layers(layered)) == 2
+    _assert_close(_values(cells), _values(layered), rtol=1e-5, atol=1e-6)
