@@ -1,8 +1,9 @@
-"""``Module.fit`` of an LSTM language model through the code a GPU runs, on the host.
+"""``Module.fit`` of an LSTM (and a GRU) language model through the code a GPU runs, on the host.
 
 The benchmark's LSTM LM in small (``benchmarks/_lstm_lm.py``'s shape of
-network: Embedding, two unrolled LSTMCell layers, FullyConnected and
-SoftmaxOutput over every position), fitted with ``Accuracy`` as on a GPU:
+network: Embedding, two unrolled LSTMCell layers, or GRUCell layers,
+FullyConnected and SoftmaxOutput over every position), fitted with
+``Accuracy`` as on a GPU:
 the layer steps (``fused_layer``, made for GPU contexts only, forced here),
 every operator's GPU branch and Accuracy's counting kernels, all built for
 the host (host_kernels.py). The fitted parameters and the metric must be
@@ -26,13 +27,13 @@ pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to b
 VOCAB, EMBED, HIDDEN, STEPS, BATCH, BATCHES = 13, 6, 8, 5, 4, 3
 
 
-def _lm():
+def _lm(cell=mx.rnn.LSTMCell):
     data = mx.sym.Variable("data")
     label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
     embed = mx.sym.Embedding(data, input_dim=VOCAB, output_dim=EMBED, name="embed")
     stack = mx.rnn.SequentialRNNCell()
     for layer in range(2):
-        stack.add(mx.rnn.LSTMCell(HIDDEN, prefix=f"lstm_l{layer}_"))
+        stack.add(cell(HIDDEN, prefix=f"rnn_l{layer}_"))
     outputs, _ = stack.unroll(STEPS, embed, layout="NTC", merge_outputs=True)
     pred = mx.sym.FullyConnected(
         mx.sym.Reshape(outputs, shape=(-1, HIDDEN)), num_hidden=VOCAB, name="pred"
@@ -40,12 +41,12 @@ def _lm():
     return mx.sym.SoftmaxOutput(pred, label, name="softmax")
 
 
-def _fit():
+def _fit(cell=mx.rnn.LSTMCell):
     rng = np.random.default_rng(11)
     words = rng.integers(1, VOCAB, (BATCH * BATCHES, STEPS + 1)).astype(np.float32)
     train = mx.io.NDArrayIter(words[:, :-1], words[:, 1:], batch_size=BATCH)
     mx.random.seed(4)
-    mod = mx.mod.Module(_lm(), context=mx.cpu())
+    mod = mx.mod.Module(_lm(cell), context=mx.cpu())
     metric = mx.metric.Accuracy()
     mod.fit(
         train,
@@ -59,19 +60,21 @@ def _fit():
     return {k: v.asnumpy() for k, v in args.items()}, metric, rewrites
 
 
-def test_an_lstm_lm_fits_through_the_gpu_code_as_on_the_cpu(host_cupy, monkeypatch):
-    expected, cpu_metric, cpu_rewrites = _fit()
-    assert "fused_lstm_layer" not in cpu_rewrites
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_an_rnn_lm_fits_through_the_gpu_code_as_on_the_cpu(host_cupy, monkeypatch, kind):
+    cell = {"lstm": mx.rnn.LSTMCell, "gru": mx.rnn.GRUCell}[kind]
+    expected, cpu_metric, cpu_rewrites = _fit(cell)
+    assert f"fused_{kind}_layer" not in cpu_rewrites
     launched, counted = [], []
     with monkeypatch.context() as patch:
         patch.setattr(fused_layer, "ANY_DEVICE", True)
         _through_host_kernels(patch, host_cupy, launched)
         _through_count_kernel(patch, host_cupy, counted)
-        got, gpu_metric, gpu_rewrites = _fit()
-    assert gpu_rewrites.count("fused_lstm_layer") == 2
-    assert "lstm_layer_forward_with_product" in launched
-    assert "lstm_layer_backward_with_product" in launched
-    assert "lstm_cell_forward" not in launched
+        got, gpu_metric, gpu_rewrites = _fit(cell)
+    assert gpu_rewrites.count(f"fused_{kind}_layer") == 2
+    assert f"{kind}_layer_forward_with_product" in launched
+    assert f"{kind}_layer_backward_with_product" in launched
+    assert f"{kind}_cell_forward" not in launched
     # VOCAB classes a row: Accuracy's one-kernel count, once a batch
     assert [name for name, _ in counted] == ["add_correct_rows"] * (2 * BATCHES)
     assert sorted(got) == sorted(expected)
