@@ -2,6 +2,7 @@
 
     python3 benchmarks/gpu_layer.py [--hidden 200 256 512 1024] [--batch 32 128]
                                     [--steps 35] [--passes 30] [--device gpu|cpu]
+                                    [--cell lstm|gru]
 
 On a GPU, ``fused_layer`` runs an unrolled ``LSTMCell`` layer as one plan step.
 Up to ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` units each time step is
@@ -17,6 +18,9 @@ ways, for each width and batch, and prints per pass:
 - PyTorch's cuDNN ``nn.LSTM`` layer of the same sizes, forward and backward,
   when torch is importable, as a reference.
 
+``--cell gru`` times an unrolled ``GRUCell`` layer the same way (no warp
+kernels there: its "warps" column is empty; "cuBLAS" is then the fused
+cells' steps, each with its cuBLAS product), against ``nn.GRU``.
 The placement is read when a pass runs, so one binding serves all three. Its
 figures are what ``MAX_HIDDEN_WITH_PRODUCT`` and ``PRODUCTS_OVER_WARPS``
 should be set from. ``--device cpu`` runs the same script on NumPy (no layer
@@ -39,9 +43,12 @@ from rebind.backends import cupy_layer_kernels  # noqa: E402
 PLACEMENTS = {"threads": (1 << 30, False), "warps": (1 << 30, True), "cuBLAS": (0, False)}
 
 
-def _layer(steps, hidden):
+CELLS = {"lstm": mx.rnn.LSTMCell, "gru": mx.rnn.GRUCell}
+
+
+def _layer(steps, hidden, kind="lstm"):
     data = mx.sym.Variable("data")
-    cell = mx.rnn.LSTMCell(hidden, prefix="l0_")
+    cell = CELLS[kind](hidden, prefix="l0_")
     outputs, _ = cell.unroll(steps, data, layout="NTC", merge_outputs=True)
     return mx.sym.MakeLoss(mx.sym.sum(outputs))
 
@@ -70,15 +77,16 @@ def _time_passes(run, device, passes):
     return statistics.median(walls), statistics.median(hosts)
 
 
-def _rebind_layer(steps, hidden, batch, device, passes):
+def _rebind_layer(steps, hidden, batch, device, passes, kind="lstm"):
     import numpy as np
 
     ctx = mx.gpu(0) if device == "gpu" else mx.cpu()
-    executor = _layer(steps, hidden).simple_bind(ctx, data=(batch, steps, hidden))
+    executor = _layer(steps, hidden, kind).simple_bind(ctx, data=(batch, steps, hidden))
     rng = np.random.default_rng(0)
     for array in executor.arg_dict.values():
         array[:] = rng.uniform(-0.1, 0.1, array.shape).astype(np.float32)
-    layers = [n for rewrite, n, _ in executor._plan.optimizations if rewrite == "fused_lstm_layer"]
+    found = executor._plan.optimizations
+    layers = [n for rewrite, n, _ in found if rewrite == f"fused_{kind}_layer"]
 
     def run():
         executor.forward(is_train=True)
@@ -89,6 +97,9 @@ def _rebind_layer(steps, hidden, batch, device, passes):
     saved = kernels.MAX_HIDDEN_WITH_PRODUCT, kernels.PRODUCTS_OVER_WARPS
     try:
         for name, (limit, over_warps) in PLACEMENTS.items():
+            if over_warps and kind == "gru":  # a GRU layer's steps have no warp kernels
+                figures[name] = (float("nan"), float("nan"))
+                continue
             kernels.MAX_HIDDEN_WITH_PRODUCT, kernels.PRODUCTS_OVER_WARPS = limit, over_warps
             figures[name] = _time_passes(run, device, passes)
     finally:
@@ -96,14 +107,15 @@ def _rebind_layer(steps, hidden, batch, device, passes):
     return figures, len(layers)
 
 
-def _torch_layer(steps, hidden, batch, passes):
+def _torch_layer(steps, hidden, batch, passes, kind="lstm"):
     try:
         import torch
     except ImportError:
         return None
     if not torch.cuda.is_available():
         return None
-    lstm = torch.nn.LSTM(hidden, hidden, 1, batch_first=True).cuda()
+    module = torch.nn.LSTM if kind == "lstm" else torch.nn.GRU
+    lstm = module(hidden, hidden, 1, batch_first=True).cuda()
     data = torch.rand(batch, steps, hidden, device="cuda", requires_grad=True)
 
     def run():
@@ -128,6 +140,7 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=35)
     parser.add_argument("--passes", type=int, default=30)
     parser.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
+    parser.add_argument("--cell", choices=sorted(CELLS), default="lstm")
     args = parser.parse_args(argv)
     if args.device == "gpu":
         reason = mx.registry.lookup("backends", "cupy").unavailable_reason()
@@ -135,7 +148,8 @@ def main(argv=None):
             print(f"no GPU to time on: {reason}")
             return 1
     print(
-        f"one LSTMCell layer unrolled over {args.steps} steps, forward and backward; "
+        f"one {CELLS[args.cell].__name__} layer unrolled over {args.steps} steps, forward and "
+        "backward; "
         f"ms a pass (median of {args.passes}); MAX_HIDDEN_WITH_PRODUCT is "
         f"{cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT}, PRODUCTS_OVER_WARPS is "
         f"{cupy_layer_kernels.PRODUCTS_OVER_WARPS}; x: the threads' wall time over each's"
@@ -146,9 +160,11 @@ def main(argv=None):
     print(f"{'':>18}" + f"  {'wall':>8} {'host':>8}" * len(PLACEMENTS))
     for hidden in args.hidden:
         for batch in args.batch:
-            figures, layers = _rebind_layer(args.steps, hidden, batch, args.device, args.passes)
+            figures, layers = _rebind_layer(
+                args.steps, hidden, batch, args.device, args.passes, args.cell
+            )
             reference = (
-                _torch_layer(args.steps, hidden, batch, args.passes)
+                _torch_layer(args.steps, hidden, batch, args.passes, args.cell)
                 if args.device == "gpu"
                 else None
             )
