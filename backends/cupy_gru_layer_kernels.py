@@ -17,15 +17,33 @@ same template):
   ``d_h2h`` of the step (the weight's gradient is one product over all
   steps afterwards) and its direct term for the step before.
 
+The RNN operator's GRU (``mx.sym.RNN``, FusedRNNCell) has the same: each
+time step one kernel each way with its recurrent product inside, in the
+operator's own step arithmetic (``cupy_rnn_kernels``' GRU step: the sigmoid
+through tanh, the activated gates written over the input projections), each
+``hh`` read as ``sum + b_h``, the value the step's product and bias addition
+gave before.
+
 Up to ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` units (the caller's
-check; wider layers run the fused cells' steps). Importing this module does
-not import CuPy.
+check; wider layers run the fused cells' steps, or the operator's steps with
+a cuBLAS product). Importing this module does not import CuPy.
 """
 
 from .cupy_layer_kernels import _replaced
-from .cupy_rnn_kernels import _GRU_CELL_BACKWARD_BODY, _GRU_CELL_FORWARD_BODY, _per_unit
+from .cupy_rnn_kernels import (
+    _GRU_CELL_BACKWARD_BODY,
+    _GRU_CELL_FORWARD_BODY,
+    _RNN_GRU_BACKWARD_BODY,
+    _RNN_GRU_FORWARD_BODY,
+    _per_unit,
+)
 
-__all__ = ["gru_layer_backward_with_product", "gru_layer_forward_with_product"]
+__all__ = [
+    "gru_layer_backward_with_product",
+    "gru_layer_forward_with_product",
+    "rnn_gru_backward_with_product",
+    "rnn_gru_forward_with_product",
+]
 
 _FORWARD_GATES = "    const long long gates = row * 3 * H + j;\n"
 # a layer step's place in the layer's buffers, forward
@@ -136,3 +154,102 @@ def gru_layer_backward_with_product(
         hidden,
         rows,
     )(kept, outputs, dh_out, weight, t, terms, rows, hidden, d_i2h, d_h2h, carried)
+
+
+# -- the RNN operator's GRU (rebind.ops.rnn_cells): step t's state comes from step
+# ``prev`` (-1: the begin state h0)
+_RNN_BASE = "    const long long base = row * 3 * H + j;\n"
+_RNN_FORWARD_POINTERS = """
+    const long long NH = N * H;
+    T* const g = &gates_all[t * 3 * NH];
+    const T* const h_prev = prev < 0 ? &h0[0] : &ys[prev * NH];
+    T* const hidden_n = &hidden_ns[t * NH];
+    T* const y = &ys[t * NH];"""
+_RNN_FORWARD_BODY = _replaced(
+    _RNN_GRU_FORWARD_BODY,
+    _RNN_BASE,
+    _RNN_BASE + _RNN_FORWARD_POINTERS + _SUMS_OF_GATES + "    const T hn = sum2 + bh[j + 2 * H];\n",
+)
+for _old, _new in (
+    ("(g[base] + hh[base])", "(g[base] + (sum0 + bh[j]))"),
+    ("(g[base + H] + hh[base + H])", "(g[base + H] + (sum1 + bh[j + H]))"),
+    ("reset * hh[base + 2 * H]", "reset * hn"),
+    ("hidden_n[i] = hh[base + 2 * H];", "hidden_n[i] = hn;"),
+):
+    _RNN_FORWARD_BODY = _replaced(_RNN_FORWARD_BODY, _old, _new)
+
+_RNN_BACKWARD_POINTERS = """
+    const long long NH = N * H;
+    const T* const g = &gates_all[t * 3 * NH];
+    const T* const hidden_n = &hidden_ns[t * NH];
+    const T* const h_prev = prev < 0 ? &h0[0] : &ys[prev * NH];
+    const T* const dy = &dys[t * NH];
+    const T* const carried_next = from_slot < 0 ? &dh_in[0] : &carried[from_slot * NH];
+    T* const carry = &carried[to_slot * NH];
+    T* const d = &d_all[t * 3 * NH];
+    T* const d_hidden = &d_hidden_all[t * 3 * NH];
+    const T* const d_h2h_next = &d_hidden_all[(M > 0 ? later : t) * 3 * NH];"""
+# the next step's gradient reaching this step's output: its direct term (carried) and
+# its projection's (its d_hidden . W_h, summed here; ``dh_in`` alone at the first step)
+_RNN_BACKWARD_BODY = _replaced(
+    _replaced(
+        _RNN_GRU_BACKWARD_BODY,
+        _RNN_BASE,
+        _RNN_BASE + _RNN_BACKWARD_POINTERS + _SUMS_OF_NEXT,
+    ),
+    "const T d_out = dy[i] + dh[i];",
+    "const T d_out = dy[i] + (carried_next[i] + from_next);",
+)
+
+
+def rnn_gru_forward_with_product(cupy, t, prev, weight_t, bias, h0, gates, hidden_ns, ys):
+    """Step ``t`` of the RNN operator's GRU, its recurrent product worked out here.
+
+    ``gates`` (T, N, 3H) holds the input projections with their biases, and
+    gets the activated gates; ``hidden_ns`` and ``ys`` (T, N, H) get the
+    step's ``h2h_n`` and output. The state comes from step ``prev`` (-1:
+    ``h0``, (N, H)). ``weight_t`` (H, 3H) is the recurrent weight transposed,
+    ``bias`` (3H) the recurrent bias; every array C-contiguous.
+    """
+    _, rows, hidden = ys.shape
+    _per_unit(
+        cupy,
+        "rebind_rnn_gru_forward_with_product",
+        "raw T weight_t, raw T bh, raw T h0, int64 t, int64 prev, int64 N",
+        "raw T gates_all, raw T hidden_ns, raw T ys",
+        _RNN_FORWARD_BODY,
+        hidden,
+        rows,
+    )(weight_t, bias, h0, t, prev, rows, hidden, gates, hidden_ns, ys)
+
+
+def rnn_gru_backward_with_product(
+    cupy, t, prev, later, saved, h0, ys, dys, dh_in, weight, d_gates, d_hidden, carried, slots
+):
+    """Step ``t`` backwards, the gradient from step ``later`` worked out here.
+
+    ``saved`` is ``(gates, hidden_ns)`` of the forward, ``ys`` its outputs;
+    ``d_gates`` and ``d_hidden`` (T, N, 3H) get the step's gradients of the
+    input and of the recurrent projection. ``later`` is the step run just
+    before this one backwards (-1 for the first: its gradient is ``dh_in``,
+    (N, H)); ``weight`` (3H, H). The direct term goes between the steps
+    through ``carried`` (2, N, H): ``slots`` is ``(from, to)``, ``from`` -1
+    for the first step.
+    """
+    gates, hidden_ns = saved
+    _, rows, hidden = ys.shape
+    terms = 0 if later < 0 else hidden
+    _per_unit(
+        cupy,
+        "rebind_rnn_gru_backward_with_product",
+        "raw T gates_all, raw T hidden_ns, raw T h0, raw T ys, raw T dys, raw T dh_in, "
+        "raw T weight, int64 t, int64 prev, int64 later, int64 M, int64 N, "
+        "int64 from_slot, int64 to_slot",
+        "raw T d_all, raw T d_hidden_all, raw T carried",
+        _RNN_BACKWARD_BODY,
+        hidden,
+        rows,
+    )(
+        gates, hidden_ns, h0, ys, dys, dh_in, weight, t, prev, later, terms, rows, *slots,
+        hidden, d_gates, d_hidden, carried,
+    )  # fmt: skip

@@ -23,6 +23,7 @@ Gate orders are MXNet's (and cuDNN's): LSTM [i, f, g, o], GRU [r, z, n].
 """
 
 from rebind.backends import cupy_gemm as gemm
+from rebind.backends import cupy_gru_layer_kernels as gru_layer_kernels
 from rebind.backends import cupy_layer_kernels as layer_kernels
 from rebind.backends import cupy_layer_warp_kernels as layer_warp_kernels
 from rebind.backends.cupy_kernels import fusable
@@ -238,6 +239,16 @@ class GRUCell(_Cell):
         hidden_n = xp.empty(y.shape, dtype=y.dtype)
         h = h0
         fused = _fused_gpu(None, xg, y, h0)
+        if fused and length and _with_product(wh, h0) and bh.flags.c_contiguous:
+            # each step one kernel, its recurrent product inside (cupy_gru_layer_kernels)
+            weight_t, last = xp.ascontiguousarray(whT), None
+            for t in _steps(length, reverse):
+                prev = _previous(t, length, reverse)
+                gru_layer_kernels.rnn_gru_forward_with_product(
+                    xp, t, -1 if prev is None else prev, weight_t, bh, h0, xg, hidden_n, y
+                )
+                last = t
+            return y[last], None, (xg, hidden_n)
         for t in _steps(length, reverse):
             hh = gemm.matmul(xp, h, whT)
             hh += bh
@@ -268,6 +279,19 @@ class GRUCell(_Cell):
         length, hidden = gates.shape[0], h0.shape[1]
         dhg = xp.empty(dxg.shape, dtype=dxg.dtype)
         fused = _fused_gpu(None, gates, dxg, dy, y, h0, dh)
+        if fused and length and _with_product(wh, h0):
+            carried = xp.empty((2, *h0.shape), dtype=h0.dtype)  # dh * z between steps, in turns
+            order = list(_steps(length, not reverse))
+            for k, t in enumerate(order):
+                prev = _previous(t, length, reverse)
+                gru_layer_kernels.rnn_gru_backward_with_product(
+                    xp, t, -1 if prev is None else prev, order[k - 1] if k else -1,
+                    (gates, hidden_n), h0, y, dy, dh, wh, dxg, dhg, carried,
+                    ((k - 1) % 2 if k else -1, k % 2),
+                )  # fmt: skip
+            # the begin state's gradient: the last step's direct term and its product
+            last = carried[(length - 1) % 2]
+            return dhg, gemm.matmul(xp, dhg[order[-1]], wh, out=last, accumulate=True), None
         for t in _steps(length, not reverse):
             prev = _previous(t, length, reverse)
             h_prev = h0 if prev is None else y[prev]

@@ -153,7 +153,8 @@ KERNELS = {
         "softmax_rows",
     },
     "lstm cells": {"lstm_cell_forward", "lstm_cell_backward", "softmax_rows"},
-    "rnn op": {"gru_step_forward", "gru_step_backward", "softmax_rows"},
+    # the GRU's recurrent products inside its step kernels too (a narrow layer's)
+    "rnn op": {"rnn_gru_forward_with_product", "rnn_gru_backward_with_product", "softmax_rows"},
     # the recurrent products inside the step kernels (a narrow layer's)
     "rnn op lstm": {
         "rnn_lstm_forward_with_product",
@@ -166,7 +167,11 @@ KERNELS = {
         "rnn_lstm_backward_with_product",
         "softmax_rows",
     },
-    "rnn op bidirectional gru": {"gru_step_forward", "gru_step_backward", "softmax_rows"},
+    "rnn op bidirectional gru": {
+        "rnn_gru_forward_with_product",
+        "rnn_gru_backward_with_product",
+        "softmax_rows",
+    },
 }
 
 
@@ -205,20 +210,28 @@ def test_gpu_branches_compute_what_the_cpu_branches_do(host_cupy, monkeypatch, n
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
 
 
-def test_a_wide_rnn_operator_lstm_takes_cublas_products_beside_its_step_kernels(
-    host_cupy, monkeypatch
+WIDE_RNN_OPERATORS = [
+    ("rnn op lstm", "lstm"),
+    ("rnn op", "gru"),
+    ("rnn op bidirectional gru", "gru"),
+]
+
+
+@pytest.mark.parametrize(("name", "kind"), WIDE_RNN_OPERATORS)
+def test_a_wide_rnn_operator_takes_cublas_products_beside_its_step_kernels(
+    host_cupy, monkeypatch, name, kind
 ):
     from rebind.backends import cupy_layer_kernels as layer_kernels
 
-    make, shapes, classes = NETWORKS["rnn op lstm"]
+    make, shapes, classes = NETWORKS[name]
     expected = _run(make, shapes, classes)
     launched = []
     with monkeypatch.context() as patch:
         _through_host_kernels(patch, host_cupy, launched)
         patch.setattr(layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)
         got = _run(make, shapes, classes)
-    assert {"lstm_step_forward", "lstm_step_backward"} <= set(launched)
-    assert "rnn_lstm_forward_with_product" not in launched
+    assert {f"{kind}_step_forward", f"{kind}_step_backward"} <= set(launched)
+    assert f"rnn_{kind}_forward_with_product" not in launched
     for value, reference in zip(got, expected, strict=True):
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
 
