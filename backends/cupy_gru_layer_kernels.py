@@ -47,7 +47,7 @@ __all__ = [
 
 _FORWARD_GATES = "    const long long gates = row * 3 * H + j;\n"
 # a layer step's place in the layer's buffers, forward
-_FORWARD_POINTERS = """
+FORWARD_POINTERS = """
     const long long NH = N * H;
     const T* const h_prev = &outputs[t * NH];  // this step's input state
     T* const h = &outputs[(t + 1) * NH];
@@ -66,18 +66,21 @@ _SUMS_OF_GATES = """
         sum2 += x * weight_t[w + 2 * H];
     }
 """
-_FORWARD_BODY = _GRU_CELL_FORWARD_BODY
+# the cell's arithmetic with each gate's sum and bias where it read h2h
+FORWARD_CELL = _GRU_CELL_FORWARD_BODY
 for _old, _new in (
-    (_FORWARD_GATES, _FORWARD_GATES + _FORWARD_POINTERS + _SUMS_OF_GATES),
     ("h2h[gates]", "(sum0 + bias[j])"),
     ("h2h[gates + H]", "(sum1 + bias[j + H])"),
     ("h2h[gates + 2 * H]", "(sum2 + bias[j + 2 * H])"),
 ):
-    _FORWARD_BODY = _replaced(_FORWARD_BODY, _old, _new)
+    FORWARD_CELL = _replaced(FORWARD_CELL, _old, _new)
+_FORWARD_BODY = _replaced(
+    FORWARD_CELL, _FORWARD_GATES, _FORWARD_GATES + FORWARD_POINTERS + _SUMS_OF_GATES
+)
 
 _BACKWARD_KEPT = "    const long long kept = row * 4 * H + j;\n"
 # a layer step's place in the layer's buffers, backward
-_BACKWARD_POINTERS = """
+BACKWARD_POINTERS = """
     const long long NH = N * H;
     const T* const saved = &kept_all[t * 4 * NH];
     const T* const h_prev = &outputs[t * NH];
@@ -102,12 +105,15 @@ _SUMS_OF_NEXT = """
     }
     const T from_next = (next0 + next1) + next2;
 """
-_BACKWARD_BODY = _GRU_CELL_BACKWARD_BODY
-for _old, _new in (
-    (_BACKWARD_KEPT, _BACKWARD_KEPT + _BACKWARD_POINTERS + _SUMS_OF_NEXT),
-    ("const T d_out = dh[i];", "const T d_out = dh_out[i] + (carried_next[i] + from_next);"),
-):
-    _BACKWARD_BODY = _replaced(_BACKWARD_BODY, _old, _new)
+# the cell's backward with the gradients from outside and from the next step
+BACKWARD_CELL = _replaced(
+    _GRU_CELL_BACKWARD_BODY,
+    "const T d_out = dh[i];",
+    "const T d_out = dh_out[i] + (carried_next[i] + from_next);",
+)
+_BACKWARD_BODY = _replaced(
+    BACKWARD_CELL, _BACKWARD_KEPT, _BACKWARD_KEPT + BACKWARD_POINTERS + _SUMS_OF_NEXT
+)
 
 
 def gru_layer_forward_with_product(cupy, t, i2h, weight_t, bias, outputs, kept):
@@ -159,26 +165,27 @@ def gru_layer_backward_with_product(
 # -- the RNN operator's GRU (rebind.ops.rnn_cells): step t's state comes from step
 # ``prev`` (-1: the begin state h0)
 _RNN_BASE = "    const long long base = row * 3 * H + j;\n"
-_RNN_FORWARD_POINTERS = """
+RNN_FORWARD_POINTERS = """
     const long long NH = N * H;
     T* const g = &gates_all[t * 3 * NH];
     const T* const h_prev = prev < 0 ? &h0[0] : &ys[prev * NH];
     T* const hidden_n = &hidden_ns[t * NH];
     T* const y = &ys[t * NH];"""
-_RNN_FORWARD_BODY = _replaced(
-    _RNN_GRU_FORWARD_BODY,
-    _RNN_BASE,
-    _RNN_BASE + _RNN_FORWARD_POINTERS + _SUMS_OF_GATES + "    const T hn = sum2 + bh[j + 2 * H];\n",
-)
+# the operator's step with each gate's sum and bias where it read hh
+_HN = "    const T hn = sum2 + bh[j + 2 * H];\n"
+RNN_FORWARD_CELL = _replaced(_RNN_GRU_FORWARD_BODY, _RNN_BASE, _RNN_BASE + _HN)
 for _old, _new in (
     ("(g[base] + hh[base])", "(g[base] + (sum0 + bh[j]))"),
     ("(g[base + H] + hh[base + H])", "(g[base + H] + (sum1 + bh[j + H]))"),
     ("reset * hh[base + 2 * H]", "reset * hn"),
     ("hidden_n[i] = hh[base + 2 * H];", "hidden_n[i] = hn;"),
 ):
-    _RNN_FORWARD_BODY = _replaced(_RNN_FORWARD_BODY, _old, _new)
+    RNN_FORWARD_CELL = _replaced(RNN_FORWARD_CELL, _old, _new)
+_RNN_FORWARD_BODY = _replaced(
+    RNN_FORWARD_CELL, _RNN_BASE + _HN, _RNN_BASE + RNN_FORWARD_POINTERS + _SUMS_OF_GATES + _HN
+)
 
-_RNN_BACKWARD_POINTERS = """
+RNN_BACKWARD_POINTERS = """
     const long long NH = N * H;
     const T* const g = &gates_all[t * 3 * NH];
     const T* const hidden_n = &hidden_ns[t * NH];
@@ -191,14 +198,13 @@ _RNN_BACKWARD_POINTERS = """
     const T* const d_h2h_next = &d_hidden_all[(M > 0 ? later : t) * 3 * NH];"""
 # the next step's gradient reaching this step's output: its direct term (carried) and
 # its projection's (its d_hidden . W_h, summed here; ``dh_in`` alone at the first step)
-_RNN_BACKWARD_BODY = _replaced(
-    _replaced(
-        _RNN_GRU_BACKWARD_BODY,
-        _RNN_BASE,
-        _RNN_BASE + _RNN_BACKWARD_POINTERS + _SUMS_OF_NEXT,
-    ),
+RNN_BACKWARD_CELL = _replaced(
+    _RNN_GRU_BACKWARD_BODY,
     "const T d_out = dy[i] + dh[i];",
     "const T d_out = dy[i] + (carried_next[i] + from_next);",
+)
+_RNN_BACKWARD_BODY = _replaced(
+    RNN_BACKWARD_CELL, _RNN_BASE, _RNN_BASE + RNN_BACKWARD_POINTERS + _SUMS_OF_NEXT
 )
 
 

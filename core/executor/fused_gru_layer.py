@@ -14,8 +14,10 @@ units, it runs per time step one kernel forward and one backward
 threads, the bias added as the FullyConnected adds it, the cell's
 arithmetic; backward the gradients from outside, from the next step's cell
 and through its projection added in the kernel). The weight's gradient is
-one product over all steps and the bias's one sum. Values agree with the
-fused cells' to float rounding (sums in another order).
+one product over all steps and the bias's one sum. With
+``cupy_layer_kernels.PRODUCTS_OVER_WARPS`` each unit's products are split
+over a warp (``cupy_gru_warp_kernels``). Values agree with the fused cells'
+to float rounding (sums in another order).
 
 Elsewhere (float16, NumPy arrays, wider layers) the step runs the replaced
 steps themselves, in their order, with the gradients summed as the executor
@@ -24,6 +26,8 @@ sums them.
 
 from rebind.backends import cupy_gemm as gemm
 from rebind.backends import cupy_gru_layer_kernels as kernels
+from rebind.backends import cupy_gru_warp_kernels as warps
+from rebind.backends import cupy_layer_kernels as layer_kernels
 from rebind.backends.cupy_kernels import fusable
 from rebind.backends.cupy_layer_kernels import with_product
 
@@ -47,9 +51,14 @@ def _layer_forward(ctx, p, inputs, aux):
     outputs = xp.empty((count + 1, rows, hidden), dtype=h_begin.dtype)
     outputs[0] = h_begin
     kept = xp.empty((count, rows, 4 * hidden), dtype=h_begin.dtype)
-    weight_t = xp.ascontiguousarray(weight.T)
+    # a unit's thread reads the weight's columns (W^T's rows), its warp the rows
+    if layer_kernels.PRODUCTS_OVER_WARPS:
+        forward, read = warps.gru_layer_forward_over_warps, xp.ascontiguousarray(weight)
+    else:
+        forward = kernels.gru_layer_forward_with_product
+        read = xp.ascontiguousarray(weight.T)
     for t in range(count):
-        kernels.gru_layer_forward_with_product(xp, t, steps_in[t], weight_t, bias, outputs, kept)
+        forward(xp, t, steps_in[t], read, bias, outputs, kept)
     values = [outputs[t + 1] for t, _ in p.outputs]
     return values, (("fused", outputs, kept, weight) if ctx.is_train else None)
 
@@ -81,11 +90,14 @@ def _layer_backward(ctx, p, saved, out_grads, need_grad):
     d_h2h = xp.empty((count, rows, 3 * hidden), dtype=outputs.dtype)
     # each step's direct term for the step before, in turns (zeros before the last step)
     carried = xp.zeros((2, rows, hidden), dtype=outputs.dtype)
+    if layer_kernels.PRODUCTS_OVER_WARPS:  # the warps read W^T's rows
+        backward = warps.gru_layer_backward_over_warps
+        read = xp.ascontiguousarray(weight.T)
+    else:
+        backward, read = kernels.gru_layer_backward_with_product, weight
     for t in range(count - 1, -1, -1):
         dh_out = zeros if reaching[t] is None else reaching[t]
-        kernels.gru_layer_backward_with_product(
-            xp, t, t == count - 1, kept, outputs, dh_out, weight, d_i2h, d_h2h, carried
-        )
+        backward(xp, t, t == count - 1, kept, outputs, dh_out, read, d_i2h, d_h2h, carried)
     grads = [d_i2h[t] if need_grad[t] else None for t in range(count)]
     flat = d_h2h.reshape(count * rows, 3 * hidden)
     inputs = outputs[:count].reshape(count * rows, hidden)

@@ -24,6 +24,7 @@ Gate orders are MXNet's (and cuDNN's): LSTM [i, f, g, o], GRU [r, z, n].
 
 from rebind.backends import cupy_gemm as gemm
 from rebind.backends import cupy_gru_layer_kernels as gru_layer_kernels
+from rebind.backends import cupy_gru_warp_kernels as gru_warp_kernels
 from rebind.backends import cupy_layer_kernels as layer_kernels
 from rebind.backends import cupy_layer_warp_kernels as layer_warp_kernels
 from rebind.backends.cupy_kernels import fusable
@@ -240,13 +241,17 @@ class GRUCell(_Cell):
         h = h0
         fused = _fused_gpu(None, xg, y, h0)
         if fused and length and _with_product(wh, h0) and bh.flags.c_contiguous:
-            # each step one kernel, its recurrent product inside (cupy_gru_layer_kernels)
-            weight_t, last = xp.ascontiguousarray(whT), None
+            # each step one kernel, its recurrent product inside (cupy_gru_layer_kernels);
+            # a unit's thread reads W^T's rows, its warp W's
+            if layer_kernels.PRODUCTS_OVER_WARPS:
+                step, read = gru_warp_kernels.rnn_gru_forward_over_warps, wh
+            else:
+                step = gru_layer_kernels.rnn_gru_forward_with_product
+                read = xp.ascontiguousarray(whT)
+            last = None
             for t in _steps(length, reverse):
                 prev = _previous(t, length, reverse)
-                gru_layer_kernels.rnn_gru_forward_with_product(
-                    xp, t, -1 if prev is None else prev, weight_t, bh, h0, xg, hidden_n, y
-                )
+                step(xp, t, -1 if prev is None else prev, read, bh, h0, xg, hidden_n, y)
                 last = t
             return y[last], None, (xg, hidden_n)
         for t in _steps(length, reverse):
@@ -281,12 +286,17 @@ class GRUCell(_Cell):
         fused = _fused_gpu(None, gates, dxg, dy, y, h0, dh)
         if fused and length and _with_product(wh, h0):
             carried = xp.empty((2, *h0.shape), dtype=h0.dtype)  # dh * z between steps, in turns
+            if layer_kernels.PRODUCTS_OVER_WARPS:  # the warps read W^T's rows
+                step = gru_warp_kernels.rnn_gru_backward_over_warps
+                read = xp.ascontiguousarray(wh.T)
+            else:
+                step, read = gru_layer_kernels.rnn_gru_backward_with_product, wh
             order = list(_steps(length, not reverse))
             for k, t in enumerate(order):
                 prev = _previous(t, length, reverse)
-                gru_layer_kernels.rnn_gru_backward_with_product(
+                step(
                     xp, t, -1 if prev is None else prev, order[k - 1] if k else -1,
-                    (gates, hidden_n), h0, y, dy, dh, wh, dxg, dhg, carried,
+                    (gates, hidden_n), h0, y, dy, dh, read, dxg, dhg, carried,
                     ((k - 1) % 2 if k else -1, k % 2),
                 )  # fmt: skip
             # the begin state's gradient: the last step's direct term and its product

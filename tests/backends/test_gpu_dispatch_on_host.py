@@ -16,6 +16,7 @@ import rebind as mx
 from rebind.backends import (
     cupy_conv_kernels,
     cupy_gru_layer_kernels,
+    cupy_gru_warp_kernels,
     cupy_kernels,
     cupy_layer_kernels,
     cupy_layer_warp_kernels,
@@ -43,8 +44,9 @@ OP_MODULES = (
     fused_layer, fused_gru_layer, fused_ops, fused_dense, fused_conv,
 )  # fmt: skip
 KERNEL_MODULES = (
-    cupy_conv_kernels, cupy_gru_layer_kernels, cupy_layer_kernels, cupy_layer_warp_kernels,
-    cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels, cupy_window_kernels,
+    cupy_conv_kernels, cupy_gru_layer_kernels, cupy_gru_warp_kernels, cupy_layer_kernels,
+    cupy_layer_warp_kernels, cupy_nn_kernels, cupy_rnn_kernels, cupy_row_kernels,
+    cupy_window_kernels,
 )  # fmt: skip
 
 
@@ -236,8 +238,16 @@ def test_a_wide_rnn_operator_takes_cublas_products_beside_its_step_kernels(
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["rnn op lstm", "rnn op bidirectional lstm"])
-def test_the_rnn_operator_lstm_over_warps_computes_what_the_cpu_does(host_cupy, monkeypatch, name):
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("rnn op lstm", "lstm"),
+        ("rnn op bidirectional lstm", "lstm"),
+        ("rnn op", "gru"),
+        ("rnn op bidirectional gru", "gru"),
+    ],
+)
+def test_the_rnn_operator_over_warps_computes_what_the_cpu_does(host_cupy, monkeypatch, name, kind):
     from rebind.backends import cupy_layer_kernels as layer_kernels
 
     make, shapes, classes = NETWORKS[name]
@@ -247,8 +257,8 @@ def test_the_rnn_operator_lstm_over_warps_computes_what_the_cpu_does(host_cupy, 
         _through_host_kernels(patch, host_cupy, launched)
         patch.setattr(layer_kernels, "PRODUCTS_OVER_WARPS", True)
         got = _run(make, shapes, classes)
-    assert {"rnn_lstm_forward_over_warps", "rnn_lstm_backward_over_warps"} <= set(launched)
-    assert "rnn_lstm_forward_with_product" not in launched
+    assert {f"rnn_{kind}_forward_over_warps", f"rnn_{kind}_backward_over_warps"} <= set(launched)
+    assert f"rnn_{kind}_forward_with_product" not in launched
     for value, reference in zip(got, expected, strict=True):
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
 

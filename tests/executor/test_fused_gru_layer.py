@@ -129,11 +129,15 @@ def _time_major_lm(length):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("hidden", [7, 70])
-def test_a_gpu_gru_layer_gives_the_fused_cells_values(monkeypatch, hidden):
+@pytest.mark.parametrize("products", ["threads", "warps"])
+def test_a_gpu_gru_layer_gives_the_fused_cells_values(monkeypatch, hidden, products):
+    from rebind.backends import cupy_layer_kernels
+
     backend = mx.registry.lookup("backends", "cupy")
     reason = backend.unavailable_reason()
     if reason is not None:
         pytest.skip(f"cupy backend unavailable: {reason}")
+    monkeypatch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", products == "warps")
     begin = [mx.sym.Variable(f"begin{k}") for k in range(2)]
     shapes = {
         "data": (BATCH, LENGTH),

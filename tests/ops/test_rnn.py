@@ -278,10 +278,11 @@ def test_sequence_length_keeps_its_dtype():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["lstm", "gru"])
 @pytest.mark.parametrize("bidirectional", [False, True])
-def test_lstm_steps_over_warps_give_the_thread_steps_values(monkeypatch, bidirectional):
-    """A GPU's LSTM steps with each unit's products split over a warp (70 units: a lane
-    takes two or three terms) give what the one-thread-a-unit steps give."""
+def test_steps_over_warps_give_the_thread_steps_values(monkeypatch, bidirectional, mode):
+    """A GPU's LSTM and GRU steps with each unit's products split over a warp (70 units: a
+    lane takes two or three terms) give what the one-thread-a-unit steps give."""
     import rebind as mx
     from rebind.backends import cupy_layer_kernels
 
@@ -289,7 +290,7 @@ def test_lstm_steps_over_warps_give_the_thread_steps_values(monkeypatch, bidirec
     if reason is not None:
         pytest.skip(f"cupy backend unavailable: {reason}")
     ctx = mx.gpu(0)
-    attrs = _attrs("lstm", 1, bidirectional, state_size=70)
+    attrs = _attrs(mode, 1, bidirectional, state_size=70)
     inputs = _inputs(attrs, steps=4, batch=3, width=5)
     runs = []
     for over_warps in (False, True):
