@@ -58,34 +58,49 @@ _NUMPY_TYPES = {
 # their values; all have read their partners'), values passed as bytes
 _WARP_EXCHANGE = "__shfl_xor_sync"
 _WARP_SOURCE = (
-    "#include <barrier>",
+    "#include <atomic>",
     "#include <cstring>",
     "#include <thread>",
     "namespace host_warp {",
+    # a barrier of the 32 lanes, used again and again: the last to arrive starts the next
+    # phase, the others wait for it (lighter to compile than C++20's std::barrier)
+    "struct gate {",
+    "  std::atomic<int> count{0};",
+    "  std::atomic<int> phase{0};",
+    "  void arrive_and_wait() {",
+    "    const int mine = phase.load(std::memory_order_acquire);",
+    "    if (count.fetch_add(1, std::memory_order_acq_rel) == 31) {",
+    "      count.store(0, std::memory_order_relaxed);",
+    "      phase.fetch_add(1, std::memory_order_acq_rel);",
+    "      return;",
+    "    }",
+    "    while (phase.load(std::memory_order_acquire) == mine) std::this_thread::yield();",
+    "  }",
+    "};",
     "thread_local int lane;",
-    "thread_local std::barrier<>* gate;",
+    "thread_local gate* gate_of_warp;",
     "thread_local unsigned char (*slots)[8];",
     "}",
     "template <typename V> V __shfl_xor_sync(unsigned, V value, int mask) {",
     '  static_assert(sizeof(V) <= 8, "a lane\'s value is at most 8 bytes");',
     "  std::memcpy(host_warp::slots[host_warp::lane], &value, sizeof(V));",
-    "  host_warp::gate->arrive_and_wait();",
+    "  host_warp::gate_of_warp->arrive_and_wait();",
     "  V other;",
     "  std::memcpy(&other, host_warp::slots[host_warp::lane ^ mask], sizeof(V));",
-    "  host_warp::gate->arrive_and_wait();",
+    "  host_warp::gate_of_warp->arrive_and_wait();",
     "  return other;",
     "}",
 )
 # the 32 lanes are threads made once a launch; they run the warps one after another,
 # all meeting at the end of each warp
 _WARP_LOOP = (
-    "  std::barrier<> gate(32);",
+    "  host_warp::gate gate;",
     "  unsigned char slots[32][8];",
     "  std::thread lanes[32];",
     "  for (int l = 0; l < 32; ++l) {",
     "   lanes[l] = std::thread([&, l]() {",
     "   host_warp::lane = l;",
-    "   host_warp::gate = &gate;",
+    "   host_warp::gate_of_warp = &gate;",
     "   host_warp::slots = slots;",
     "   for (long long first = 0; first < size; first += 32) {",
     "    const long long i = first + l;",
@@ -273,7 +288,7 @@ class HostCupy:
             path = self._dir / f"kernel_{digest}.cpp"
             path.write_text(source)
             command = [compiler(), "-O2", "-ffp-contract=off", "-shared", "-fPIC"]
-            command += ["-std=c++20", "-pthread", "-o"] if _WARP_EXCHANGE in source else ["-o"]
+            command += ["-std=c++17", "-pthread", "-o"] if _WARP_EXCHANGE in source else ["-o"]
             done = subprocess.run(
                 [*command, str(library), str(path)], capture_output=True, text=True, check=False
             )
