@@ -34,6 +34,8 @@ One thread per (row, unit), as the cell kernels; importing this module does
 not import CuPy.
 """
 
+import os
+
 from .cupy_rnn_kernels import (
     _RNN_LSTM_BACKWARD_BODY,
     _RNN_LSTM_FORWARD_BODY,
@@ -59,12 +61,21 @@ __all__ = [
     "with_product",
 ]
 
+
+def _products_over_warps(variable="REBIND_RNN_PRODUCTS"):
+    value = os.environ.get(variable, "").strip().lower()
+    if value not in ("", "threads", "warps"):
+        raise ValueError(f"{variable}={value!r}: give threads or warps")
+    return value == "warps"
+
+
 # the widest layer whose steps work out their recurrent products themselves
 MAX_HIDDEN_WITH_PRODUCT = 256
 # whether those steps split each unit's products over a warp's 32 threads
-# (``cupy_layer_warp_kernels``) rather than sum them in the unit's thread alone:
-# off until ``benchmarks/gpu_layer.py`` has timed both ways on a GPU
-PRODUCTS_OVER_WARPS = False
+# (``cupy_layer_warp_kernels``, ``cupy_gru_warp_kernels``) rather than sum them in the
+# unit's thread alone: off until ``benchmarks/gpu_layer.py`` has timed both ways on a
+# GPU; ``REBIND_RNN_PRODUCTS=warps`` (or ``threads``) in the environment chooses
+PRODUCTS_OVER_WARPS = _products_over_warps()
 
 
 def with_product(hidden):

@@ -238,3 +238,20 @@ def test_rnn_operator_warps_give_the_thread_kernels_values(host_cupy, hidden):
     for threads, warps in zip(*runs, strict=True):
         np.testing.assert_allclose(warps, threads, rtol=1e-12, atol=1e-13)
     assert np.abs(runs[1][3][-1]).min() > 0 and np.abs(runs[1][4][0]).min() > 0
+
+
+def test_the_environment_chooses_threads_or_warps(monkeypatch):
+    import subprocess
+    import sys
+
+    for value, expected in (("", False), ("threads", False), ("warps", True), (" Warps ", True)):
+        monkeypatch.setenv("REBIND_RNN_PRODUCTS", value)
+        assert cupy_layer_kernels._products_over_warps() is expected
+    monkeypatch.setenv("REBIND_RNN_PRODUCTS", "cudnn")
+    with pytest.raises(ValueError, match="REBIND_RNN_PRODUCTS='cudnn': give threads or warps"):
+        cupy_layer_kernels._products_over_warps()
+    # read once, when the module is imported
+    monkeypatch.setenv("REBIND_RNN_PRODUCTS", "warps")
+    code = "from rebind.backends import cupy_layer_kernels as k; print(k.PRODUCTS_OVER_WARPS)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
