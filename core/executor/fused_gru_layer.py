@@ -33,7 +33,7 @@ from rebind.backends.cupy_layer_kernels import with_product
 
 from ..ops.base import OpDef
 from ..ops.nn import bias_gradient
-from .fused_layer import LayerParams
+from .fused_layer import LayerParams, plus, projection_backward
 from .fused_lstm import _not_for_symbols
 from .fused_ops import run_replaced
 
@@ -116,7 +116,7 @@ def _plain_backward(p, saved, reaching, need_grad):
     dh_next = None
     for t in range(count - 1, -1, -1):
         (projection, cell), (projection_state, cell_state) = p.steps[t], saved[t]
-        dh = _plus(reaching[t], dh_next)
+        dh = plus(reaching[t], dh_next)
         if dh is None:
             dh_next = None
             continue
@@ -125,25 +125,12 @@ def _plain_backward(p, saved, reaching, need_grad):
             cell_train, cell_params, cell_state, [dh], [need_grad[t], True, True]
         )
         grads[t] = d_in
-        _, projection_train, _, projection_params = projection
-        d_projected, d_weight, d_bias = projection[0].backward(
-            projection_train,
-            projection_params,
-            projection_state,
-            [d_h2h],
-            [True, need_grad[count], need_grad[count + 1]],
+        d_projected = projection_backward(
+            projection, projection_state, d_h2h, grads, need_grad, count
         )
-        grads[count] = _plus(grads[count], d_weight)
-        grads[count + 1] = _plus(grads[count + 1], d_bias)
-        dh_next = _plus(d_projected, d_direct)
+        dh_next = plus(d_projected, d_direct)
     grads[count + 2] = dh_next
     return [g if needed else None for g, needed in zip(grads, need_grad, strict=True)]
-
-
-def _plus(total, term):
-    if total is None:
-        return term
-    return total if term is None else total + term
 
 
 GRU_LAYER = OpDef(

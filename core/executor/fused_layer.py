@@ -47,7 +47,15 @@ from .fused_lstm import _not_for_symbols
 from .fused_ops import replaced, run_replaced
 from .inplace_grads import readers_of
 
-__all__ = ["ANY_DEVICE", "LSTM_LAYER", "LayerParams", "find_layers", "layer_step"]
+__all__ = [
+    "ANY_DEVICE",
+    "LSTM_LAYER",
+    "LayerParams",
+    "find_layers",
+    "layer_step",
+    "plus",
+    "projection_backward",
+]
 
 # make the rewrite for every context, not only GPUs (tests)
 ANY_DEVICE = False
@@ -166,8 +174,8 @@ def _plain_backward(p, saved, reaching, need_grad):
     dh_next = dc_next = None
     for t in range(count - 1, -1, -1):
         (projection, cell), (projection_state, cell_state) = p.steps[t], saved[t]
-        dc = _plus(reaching[t][0], dc_next)
-        dh = _plus(reaching[t][1], dh_next)
+        dc = plus(reaching[t][0], dc_next)
+        dh = plus(reaching[t][1], dh_next)
         if dc is None and dh is None:
             dh_next = dc_next = None
             continue
@@ -176,21 +184,27 @@ def _plain_backward(p, saved, reaching, need_grad):
             cell_train, cell_params, cell_state, [dc, dh], [need_grad[t], True, True]
         )
         grads[t] = d_in
-        _, projection_train, _, projection_params = projection
-        dh_next, d_weight, d_bias = projection[0].backward(
-            projection_train,
-            projection_params,
-            projection_state,
-            [d_h2h],
-            [True, need_grad[count], need_grad[count + 1]],
-        )
-        grads[count] = _plus(grads[count], d_weight)
-        grads[count + 1] = _plus(grads[count + 1], d_bias)
+        dh_next = projection_backward(projection, projection_state, d_h2h, grads, need_grad, count)
     grads[count + 2], grads[count + 3] = dh_next, dc_next
     return [g if needed else None for g, needed in zip(grads, need_grad, strict=True)]
 
 
-def _plus(total, term):
+def projection_backward(projection, state, d_h2h, grads, need_grad, count):
+    """A replaced recurrent projection's backward: its input's gradient.
+
+    Its weight's and bias's gradients are added into ``grads`` at ``count`` and
+    ``count + 1`` (the layer step's arguments after the ``count`` step inputs).
+    """
+    op, train_ctx, _, params = projection
+    needed = [True, need_grad[count], need_grad[count + 1]]
+    d_input, d_weight, d_bias = op.backward(train_ctx, params, state, [d_h2h], needed)
+    grads[count] = plus(grads[count], d_weight)
+    grads[count + 1] = plus(grads[count + 1], d_bias)
+    return d_input
+
+
+def plus(total, term):
+    """``total + term``, either of which may be None (no gradient)."""
     if total is None:
         return term
     return total if term is None else total + term

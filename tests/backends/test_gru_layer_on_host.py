@@ -19,6 +19,7 @@ from ..executor.test_fused_layer import LENGTH, _assert_close, _values
 from ..executor.test_fused_lstm import _lm
 from .host_kernels import compiler
 from .test_gpu_dispatch_on_host import _through_host_kernels
+from .test_layer_on_host import _runner
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
@@ -32,17 +33,6 @@ def kernel_names(request, monkeypatch):
     if over_warps:
         return "gru_layer_forward_over_warps", "gru_layer_backward_over_warps"
     return "gru_layer_forward_with_product", "gru_layer_backward_with_product"
-
-
-def _runner(monkeypatch, host_cupy, launched):
-    """``run_layer`` for ``compare_gru``: the layered executor's values through host kernels."""
-
-    def through_host_kernels(executor, is_train):
-        with monkeypatch.context() as patch:
-            _through_host_kernels(patch, host_cupy, launched)
-            return _values(executor, is_train)
-
-    return through_host_kernels
 
 
 @pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])

@@ -13,29 +13,28 @@ import pytest
 import rebind as mx
 from rebind.executor import fused_layer
 
-from .test_fused_layer import BATCH, LENGTH, _assert_close, _bind, _values
+from .test_fused_layer import (
+    BATCH,
+    LENGTH,
+    _assert_close,
+    _bind,
+    _compare,
+    _values,
+    accumulated_runs,
+)
+from .test_fused_layer import _layers as layers_of
 from .test_fused_lstm import _lm
 
 GRU = mx.rnn.GRUCell
 
 
 def _layers(executor, kind="gru"):
-    found = executor._plan.optimizations
-    return [name for rewrite, name, _ in found if rewrite == f"fused_{kind}_layer"]
+    return layers_of(executor, kind)
 
 
 def compare_gru(symbol, monkeypatch, run_layer=None, is_train=True, **shapes):
-    """The plain CPU plan's values, and the layered plan's (``run_layer`` runs it)."""
-    shapes = shapes or {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH)}
-    plain = _bind(symbol, mx.cpu(), monkeypatch, False, **shapes)
-    assert _layers(plain) == []  # a CPU plan is left as it was
-    expected = _values(plain, is_train)
-    layered = _bind(symbol, mx.cpu(), monkeypatch, True, **shapes)
-    assert len(_layers(layered)) == 2  # one a layer
-    names = {step.op.name for step in layered._plan.steps}
-    assert "_fused_GRUCell" not in names and "_fused_GRULayer" in names
-    got = _values(layered, is_train) if run_layer is None else run_layer(layered, is_train)
-    return expected, got
+    """``test_fused_layer._compare`` for GRU layers."""
+    return _compare(symbol, monkeypatch, run_layer, is_train, kind="gru", **shapes)
 
 
 @pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
@@ -95,23 +94,7 @@ def test_mixed_stacks_make_a_layer_of_each_kind(monkeypatch):
 def test_layouts_and_accumulated_gradients(monkeypatch, layout):
     """Time-major or batch-major steps; grad_req='add' twice over ones."""
     symbol = _lm(4, cell=GRU) if layout == "NTC" else _time_major_lm(4)
-    shapes = {"data": (2, 4), "softmax_label": (2, 4)}
-    runs = []
-    for layers in (False, True):
-        executor = _bind(symbol, mx.cpu(), monkeypatch, layers, grad_req="add", **shapes)
-        assert len(_layers(executor)) == (2 if layers else 0)
-        _values(executor, is_train=False)  # fills the arguments
-        for grad in executor.grad_dict.values():
-            grad[:] = 1.0
-        for _ in range(2):
-            executor.forward(is_train=True)
-            executor.backward()
-        runs.append(
-            (
-                [o.asnumpy() for o in executor.outputs],
-                {n: g.asnumpy() for n, g in executor.grad_dict.items()},
-            )
-        )
+    runs = accumulated_runs(symbol, monkeypatch, _layers)
     _assert_close(runs[0], runs[1], rtol=1e-5, atol=1e-6)
 
 

@@ -39,21 +39,22 @@ def _values(executor, is_train=True, seed=0):
     return outputs, {n: g.asnumpy() for n, g in executor.grad_dict.items()}
 
 
-def _layers(executor):
-    return [
-        name for rewrite, name, _ in executor._plan.optimizations if rewrite == "fused_lstm_layer"
-    ]
+def _layers(executor, kind="lstm"):
+    found = executor._plan.optimizations
+    return [name for rewrite, name, _ in found if rewrite == f"fused_{kind}_layer"]
 
 
-def _compare(symbol, monkeypatch, run_layer=None, is_train=True, **shapes):
+def _compare(symbol, monkeypatch, run_layer=None, is_train=True, kind="lstm", **shapes):
+    """The plain CPU plan's values, and the layered plan's (``run_layer`` runs it)."""
     shapes = shapes or {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH)}
     plain = _bind(symbol, mx.cpu(), monkeypatch, False, **shapes)
-    assert _layers(plain) == []  # a CPU plan is left as it was
+    assert _layers(plain, kind) == []  # a CPU plan is left as it was
     expected = _values(plain, is_train)
     layered = _bind(symbol, mx.cpu(), monkeypatch, True, **shapes)
-    assert len(_layers(layered)) == 2  # one a layer
+    assert len(_layers(layered, kind)) == 2  # one a layer
     names = {step.op.name for step in layered._plan.steps}
-    assert "_fused_LSTMCell" not in names and "_fused_LSTMLayer" in names
+    cell, layer = {"lstm": ("LSTMCell", "LSTMLayer"), "gru": ("GRUCell", "GRULayer")}[kind]
+    assert f"_fused_{cell}" not in names and f"_fused_{layer}" in names
     got = _values(layered, is_train) if run_layer is None else run_layer(layered, is_train)
     return expected, got
 
@@ -144,12 +145,18 @@ def test_layouts_and_accumulated_gradients(monkeypatch, layout, merge_outputs):
     """Time-major or batch-major steps, merged or not; grad_req='add' twice over ones."""
     from .test_graph_optimize import _lstm_lm
 
-    symbol = _lstm_lm(4, layout, merge_outputs)
+    runs = accumulated_runs(_lstm_lm(4, layout, merge_outputs), monkeypatch, _layers)
+    _assert_close(runs[0], runs[1], rtol=1e-5, atol=1e-6)
+
+
+def accumulated_runs(symbol, monkeypatch, layers_of):
+    """Outputs and gradients without and with the layer steps (``layers_of`` finds them):
+    grad_req='add', gradients starting at ones, two passes."""
     shapes = {"data": (2, 4), "softmax_label": (2, 4)}
     runs = []
     for layers in (False, True):
         executor = _bind(symbol, mx.cpu(), monkeypatch, layers, grad_req="add", **shapes)
-        assert len(_layers(executor)) == (2 if layers else 0)
+        assert len(layers_of(executor)) == (2 if layers else 0)
         _values(executor, is_train=False)  # fills the arguments
         for grad in executor.grad_dict.values():
             grad[:] = 1.0
@@ -162,4 +169,4 @@ def test_layouts_and_accumulated_gradients(monkeypatch, layout, merge_outputs):
                 {n: g.asnumpy() for n, g in executor.grad_dict.items()},
             )
         )
-    _assert_close(runs[0], runs[1], rtol=1e-5, atol=1e-6)
+    return runs
