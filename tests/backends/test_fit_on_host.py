@@ -27,26 +27,26 @@ pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to b
 VOCAB, EMBED, HIDDEN, STEPS, BATCH, BATCHES = 13, 6, 8, 5, 4, 3
 
 
-def _lm(cell=mx.rnn.LSTMCell):
+def _lm(cell=mx.rnn.LSTMCell, vocab=VOCAB):
     data = mx.sym.Variable("data")
     label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
-    embed = mx.sym.Embedding(data, input_dim=VOCAB, output_dim=EMBED, name="embed")
+    embed = mx.sym.Embedding(data, input_dim=vocab, output_dim=EMBED, name="embed")
     stack = mx.rnn.SequentialRNNCell()
     for layer in range(2):
         stack.add(cell(HIDDEN, prefix=f"rnn_l{layer}_"))
     outputs, _ = stack.unroll(STEPS, embed, layout="NTC", merge_outputs=True)
     pred = mx.sym.FullyConnected(
-        mx.sym.Reshape(outputs, shape=(-1, HIDDEN)), num_hidden=VOCAB, name="pred"
+        mx.sym.Reshape(outputs, shape=(-1, HIDDEN)), num_hidden=vocab, name="pred"
     )
     return mx.sym.SoftmaxOutput(pred, label, name="softmax")
 
 
-def _fit(cell=mx.rnn.LSTMCell):
+def _fit(cell=mx.rnn.LSTMCell, vocab=VOCAB):
     rng = np.random.default_rng(11)
-    words = rng.integers(1, VOCAB, (BATCH * BATCHES, STEPS + 1)).astype(np.float32)
+    words = rng.integers(1, vocab, (BATCH * BATCHES, STEPS + 1)).astype(np.float32)
     train = mx.io.NDArrayIter(words[:, :-1], words[:, 1:], batch_size=BATCH)
     mx.random.seed(4)
-    mod = mx.mod.Module(_lm(cell), context=mx.cpu())
+    mod = mx.mod.Module(_lm(cell, vocab), context=mx.cpu())
     metric = mx.metric.Accuracy()
     mod.fit(
         train,
@@ -60,22 +60,23 @@ def _fit(cell=mx.rnn.LSTMCell):
     return {k: v.asnumpy() for k, v in args.items()}, metric, rewrites
 
 
-@pytest.mark.parametrize("kind", ["lstm", "gru"])
-def test_an_rnn_lm_fits_through_the_gpu_code_as_on_the_cpu(host_cupy, monkeypatch, kind):
+# 100 words: rows wider than a thread a row suits, the softmax and the count a warp a row
+@pytest.mark.parametrize(("kind", "vocab"), [("lstm", VOCAB), ("gru", VOCAB), ("lstm", 100)])
+def test_an_rnn_lm_fits_through_the_gpu_code_as_on_the_cpu(host_cupy, monkeypatch, kind, vocab):
     cell = {"lstm": mx.rnn.LSTMCell, "gru": mx.rnn.GRUCell}[kind]
-    expected, cpu_metric, cpu_rewrites = _fit(cell)
+    expected, cpu_metric, cpu_rewrites = _fit(cell, vocab)
     assert f"fused_{kind}_layer" not in cpu_rewrites
     launched, counted = [], []
     with monkeypatch.context() as patch:
         patch.setattr(fused_layer, "ANY_DEVICE", True)
         _through_host_kernels(patch, host_cupy, launched)
         _through_count_kernel(patch, host_cupy, counted)
-        got, gpu_metric, gpu_rewrites = _fit(cell)
+        got, gpu_metric, gpu_rewrites = _fit(cell, vocab)
     assert gpu_rewrites.count(f"fused_{kind}_layer") == 2
     assert f"{kind}_layer_forward_with_product" in launched
     assert f"{kind}_layer_backward_with_product" in launched
     assert f"{kind}_cell_forward" not in launched
-    # VOCAB classes a row: Accuracy's one-kernel count, once a batch
+    # Accuracy's one-kernel count, once a batch
     assert [name for name, _ in counted] == ["add_correct_rows"] * (2 * BATCHES)
     assert sorted(got) == sorted(expected)
     for name, value in expected.items():
