@@ -29,7 +29,7 @@ check; wider layers run the fused cells' steps, or the operator's steps with
 a cuBLAS product). Importing this module does not import CuPy.
 """
 
-from .cupy_layer_kernels import _replaced
+from .cupy_layer_kernels import _replaced, product_sums
 from .cupy_rnn_kernels import (
     _GRU_CELL_BACKWARD_BODY,
     _GRU_CELL_FORWARD_BODY,
@@ -52,20 +52,7 @@ FORWARD_POINTERS = """
     const T* const h_prev = &outputs[t * NH];  // this step's input state
     T* const h = &outputs[(t + 1) * NH];
     T* const saved = &kept_all[t * 4 * NH];"""
-# h_prev . W^T for the unit's three gates: W^T (H, 3H) C-contiguous, so the threads of
-# consecutive units read consecutive weights
-_SUMS_OF_GATES = """
-    T sum0 = T(0);
-    T sum1 = T(0);
-    T sum2 = T(0);
-    for (long long k = 0; k < H; ++k) {
-        const T x = h_prev[row * H + k];
-        const long long w = k * 3 * H + j;
-        sum0 += x * weight_t[w];
-        sum1 += x * weight_t[w + H];
-        sum2 += x * weight_t[w + 2 * H];
-    }
-"""
+_SUMS_OF_GATES = product_sums(3, backward=False, warp=False)
 # the cell's arithmetic with each gate's sum and bias where it read h2h
 FORWARD_CELL = _GRU_CELL_FORWARD_BODY
 for _old, _new in (
@@ -89,22 +76,7 @@ BACKWARD_POINTERS = """
     T* const d_i2h = &d_i2h_all[t * 3 * NH];
     T* const d_h2h = &d_h2h_all[t * 3 * NH];
     const T* const d_h2h_next = &d_h2h_all[(M > 0 ? t + 1 : t) * 3 * NH];"""
-# the next step's d_h2h (N, 3H) . W (3H, H) at this unit: the gradient its output gets
-# through the next step's recurrent projection; a running sum a gate (M: H terms each, or
-# 0 at the last step)
-_SUMS_OF_NEXT = """
-    T next0 = T(0);
-    T next1 = T(0);
-    T next2 = T(0);
-    for (long long k = 0; k < M; ++k) {
-        const long long gk = row * 3 * H + k;
-        const long long w = k * H + j;
-        next0 += d_h2h_next[gk] * weight[w];
-        next1 += d_h2h_next[gk + H] * weight[w + H * H];
-        next2 += d_h2h_next[gk + 2 * H] * weight[w + 2 * H * H];
-    }
-    const T from_next = (next0 + next1) + next2;
-"""
+_SUMS_OF_NEXT = product_sums(3, backward=True, warp=False, next_gradients="d_h2h_next")
 # the cell's backward with the gradients from outside and from the next step
 BACKWARD_CELL = _replaced(
     _GRU_CELL_BACKWARD_BODY,

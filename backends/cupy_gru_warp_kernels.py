@@ -21,7 +21,8 @@ from .cupy_gru_layer_kernels import (
     RNN_FORWARD_CELL,
     RNN_FORWARD_POINTERS,
 )
-from .cupy_layer_warp_kernels import _UNIT, _across_the_warp, _on_lane_zero, _per_warp
+from .cupy_layer_kernels import product_sums
+from .cupy_layer_warp_kernels import _UNIT, _on_lane_zero, _per_warp
 
 __all__ = [
     "gru_layer_backward_over_warps",
@@ -30,39 +31,8 @@ __all__ = [
     "rnn_gru_forward_over_warps",
 ]
 
-# h_prev . W^T at the unit's three gates: lane l takes the hidden units l, l + 32, ...,
-# reading W (3H, H) along the gates' rows
-_GATE_PARTS = """
-    T sum0 = T(0);
-    T sum1 = T(0);
-    T sum2 = T(0);
-    for (long long k = lane; k < H; k += 32) {
-        const T x = h_prev[unit_row * H + k];
-        const long long w = unit_j * H + k;
-        sum0 += x * weight[w];
-        sum1 += x * weight[w + H * H];
-        sum2 += x * weight[w + 2 * H * H];
-    }
-""" + _across_the_warp(["sum0", "sum1", "sum2"])
-
-# the next step's d_h2h (N, 3H) . W (3H, H) at the unit: lane l takes the terms l, l + 32,
-# ... of each gate, reading W^T (H, 3H) along the unit's row (M: H terms a gate, or 0)
-_NEXT_PARTS = (
-    """
-    T next0 = T(0);
-    T next1 = T(0);
-    T next2 = T(0);
-    for (long long k = lane; k < M; k += 32) {
-        const long long gk = unit_row * 3 * H + k;
-        const long long w = unit_j * 3 * H + k;
-        next0 += d_h2h_next[gk] * weight_t[w];
-        next1 += d_h2h_next[gk + H] * weight_t[w + H];
-        next2 += d_h2h_next[gk + 2 * H] * weight_t[w + 2 * H];
-    }
-"""
-    + _across_the_warp(["next0", "next1", "next2"])
-    + "    const T from_next = (next0 + next1) + next2;\n"
-)
+_GATE_PARTS = product_sums(3, backward=False, warp=True)
+_NEXT_PARTS = product_sums(3, backward=True, warp=True, next_gradients="d_h2h_next")
 
 _FORWARD_BODY = _UNIT + FORWARD_POINTERS + _GATE_PARTS + _on_lane_zero(FORWARD_CELL)
 _BACKWARD_BODY = _UNIT + BACKWARD_POINTERS + _NEXT_PARTS + _on_lane_zero(BACKWARD_CELL)

@@ -50,7 +50,9 @@ __all__ = [
     "LAYER_FORWARD_POINTERS",
     "MAX_HIDDEN_WITH_PRODUCT",
     "PRODUCTS_OVER_WARPS",
+    "RNN_BACKWARD_CELL",
     "RNN_BACKWARD_POINTERS",
+    "RNN_FORWARD_CELL",
     "RNN_FORWARD_POINTERS",
     "lstm_layer_backward",
     "lstm_layer_backward_with_product",
@@ -78,9 +80,87 @@ MAX_HIDDEN_WITH_PRODUCT = 256
 PRODUCTS_OVER_WARPS = _products_over_warps()
 
 
+def products_kernel(xp, threads, warps, weight, forward):
+    """The step kernel that works out the recurrent products, and the weight it reads.
+
+    ``threads`` (a unit's thread sums its products), or ``warps`` where
+    ``PRODUCTS_OVER_WARPS`` says so. A thread reads the weight down its columns,
+    W^T's rows forward and W's backward; a warp along its rows, the other way
+    round. The weight is given as W (gates * H, H); the one read is C-contiguous.
+    """
+    kernel, transposed = (warps, not forward) if PRODUCTS_OVER_WARPS else (threads, forward)
+    return kernel, xp.ascontiguousarray(weight.T if transposed else weight)
+
+
 def with_product(hidden):
     """Whether a layer of ``hidden`` units takes the ``*_with_product`` step kernels."""
     return hidden <= MAX_HIDDEN_WITH_PRODUCT
+
+
+def _offset(gate, unit):
+    """`` + gate * unit``, as a source term (nothing for gate 0)."""
+    return "" if gate == 0 else f" + {unit}" if gate == 1 else f" + {gate} * {unit}"
+
+
+def across_the_warp(names):
+    """Code summing each of ``names`` over a warp's lanes, every lane getting the sum
+    (a butterfly of five exchanges)."""
+    adds = "".join(
+        f"        {name} += __shfl_xor_sync(0xffffffffu, {name}, mask);\n" for name in names
+    )
+    return f"    for (int mask = 16; mask > 0; mask >>= 1) {{\n{adds}    }}\n"
+
+
+def product_sums(gates, backward, warp, next_gradients="d_gates_next"):
+    """Code working out a unit's recurrent products, one running sum a gate.
+
+    Forward, ``sum<g>``: ``h_prev . W^T`` at each of the unit's ``gates`` gates
+    (``H`` terms). Backward, ``next<g>`` and their total ``from_next``: the next
+    step's gate gradients (``next_gradients``, (N, gates * H)) times W at the unit,
+    the gradient its output gets through the next step's projection (``M`` terms:
+    ``H``, or 0 at the last step); a sum a gate, so that the additions do not all
+    wait on one another.
+
+    A unit's thread (``row``, ``j``) walks all the terms, reading W^T (forward) or
+    W (backward) along a row: the threads of consecutive units read consecutive
+    weights. A warp's lane (``unit_row``, ``unit_j``, ``lane``) walks the terms
+    ``lane, lane + 32, ...``, reading the other matrix along its rows, and the
+    lanes' sums meet by exchanges.
+    """
+    row, j = ("unit_row", "unit_j") if warp else ("row", "j")
+    bound = "M" if backward else "H"
+    start, step = ("lane", "k += 32") if warp else ("0", "++k")
+    loop = f"long long k = {start}; k < {bound}; {step}"
+    if backward:
+        names = [f"next{g}" for g in range(gates)]
+        setup = [f"const long long gk = {row} * {gates} * H + k;"]
+        if warp:  # W^T (H, gates * H) along the unit's row
+            setup.append(f"const long long w = {j} * {gates} * H + k;")
+            weights = [f"weight_t[w{_offset(g, 'H')}]" for g in range(gates)]
+        else:  # W (gates * H, H) down the unit's column
+            setup.append(f"const long long w = k * H + {j};")
+            weights = [f"weight[w{_offset(g, 'H * H')}]" for g in range(gates)]
+        terms = [f"{next_gradients}[gk{_offset(g, 'H')}] * {w}" for g, w in enumerate(weights)]
+    else:
+        names = [f"sum{g}" for g in range(gates)]
+        setup = [f"const T x = h_prev[{row} * H + k];"]
+        if warp:  # W (gates * H, H) along the gates' rows
+            setup.append(f"const long long w = {j} * H + k;")
+            terms = [f"x * weight[w{_offset(g, 'H * H')}]" for g in range(gates)]
+        else:  # W^T (H, gates * H) down the unit's columns
+            setup.append(f"const long long w = k * {gates} * H + {j};")
+            terms = [f"x * weight_t[w{_offset(g, 'H')}]" for g in range(gates)]
+    code = ["\n", *(f"    T {name} = T(0);\n" for name in names), f"    for ({loop}) {{\n"]
+    code += [f"        {line}\n" for line in setup]
+    code += [f"        {name} += {term};\n" for name, term in zip(names, terms, strict=True)]
+    code.append("    }\n")
+    if warp:
+        code.append(across_the_warp(names))
+    if backward:
+        pairs = [f"({a} + {b})" for a, b in zip(names[0::2], names[1::2], strict=False)]
+        total = " + ".join(pairs + names[len(pairs) * 2 :])
+        code.append(f"    const T from_next = {total};\n")
+    return "".join(code)
 
 
 _FORWARD_BODY = lstm_forward_body(
@@ -88,22 +168,7 @@ _FORWARD_BODY = lstm_forward_body(
 )
 _BACKWARD_BODY = lstm_backward_body("dh_out[i] + dh_next[i]", "(dc_out[i] + dc_next[i])")
 
-# h_prev . W^T for the unit's four gates: W^T (H, 4H) C-contiguous, so the threads of
-# consecutive units read consecutive weights
-_SUMS_OF_GATES = """
-    T sum0 = T(0);
-    T sum1 = T(0);
-    T sum2 = T(0);
-    T sum3 = T(0);
-    for (long long k = 0; k < H; ++k) {
-        const T x = h_prev[row * H + k];
-        const long long w = k * 4 * H + j;
-        sum0 += x * weight_t[w];
-        sum1 += x * weight_t[w + H];
-        sum2 += x * weight_t[w + 2 * H];
-        sum3 += x * weight_t[w + 3 * H];
-    }
-"""
+_SUMS_OF_GATES = product_sums(4, backward=False, warp=False)
 # a layer step's place in the layer's buffers, forward
 LAYER_FORWARD_POINTERS = """
     const long long NH = N * H;
@@ -113,9 +178,18 @@ LAYER_FORWARD_POINTERS = """
     T* const c = &states[(t + 1) * NH];
     T* const saved = &kept_all[t * 5 * NH];"""
 _GATE_SUMS = LAYER_FORWARD_POINTERS + _SUMS_OF_GATES
-_FORWARD_WITH_PRODUCT_BODY = lstm_forward_body(
-    lambda k: f"i2h[gates{k}] + (sum{GATE_OFFSETS.index(k)} + bias[j{k}])", sums=_GATE_SUMS
-)
+
+
+def layer_forward_cell(sums=""):
+    """A layer step's cell forward, each gate ``i2h + (sum + bias)``; ``sums`` run first."""
+
+    def gate(offset):  # as the FullyConnected adds its bias to the product
+        return f"i2h[gates{offset}] + (sum{GATE_OFFSETS.index(offset)} + bias[j{offset}])"
+
+    return lstm_forward_body(gate, sums=sums)
+
+
+_FORWARD_WITH_PRODUCT_BODY = layer_forward_cell(_GATE_SUMS)
 
 # a layer step's place in the layer's buffers, backward
 LAYER_BACKWARD_POINTERS = """
@@ -126,30 +200,15 @@ LAYER_BACKWARD_POINTERS = """
     T* const d_c_prev = &carried[(t % 2) * NH];
     T* const d_gates = &d_gates_all[t * 4 * NH];
     const T* const d_gates_next = &d_gates_all[(M > 0 ? t + 1 : t) * 4 * NH];"""
-# the next step's gate gradients (N, 4H) . W (4H, H) at this unit: the gradient its
-# output gets through the next step's recurrent projection; four running sums, one a
-# gate, so that a thread's additions do not all wait on one another (M: H terms each,
-# or 0 at the last step)
-_SUMS_OF_NEXT = """
-    T next0 = T(0);
-    T next1 = T(0);
-    T next2 = T(0);
-    T next3 = T(0);
-    for (long long k = 0; k < M; ++k) {
-        const long long gk = row * 4 * H + k;
-        const long long w = k * H + j;
-        next0 += d_gates_next[gk] * weight[w];
-        next1 += d_gates_next[gk + H] * weight[w + H * H];
-        next2 += d_gates_next[gk + 2 * H] * weight[w + 2 * H * H];
-        next3 += d_gates_next[gk + 3 * H] * weight[w + 3 * H * H];
-    }
-    const T from_next = (next0 + next1) + (next2 + next3);
-"""
-_BACKWARD_WITH_PRODUCT_BODY = lstm_backward_body(
-    "dh_out[i] + from_next",
-    "(dc_out[i] + dc_next[i])",
-    sums=LAYER_BACKWARD_POINTERS + _SUMS_OF_NEXT,
-)
+_SUMS_OF_NEXT = product_sums(4, backward=True, warp=False)
+
+
+def layer_backward_cell(sums=""):
+    """A layer step's cell backward, the gradients from outside and the next step added."""
+    return lstm_backward_body("dh_out[i] + from_next", "(dc_out[i] + dc_next[i])", sums=sums)
+
+
+_BACKWARD_WITH_PRODUCT_BODY = layer_backward_cell(LAYER_BACKWARD_POINTERS + _SUMS_OF_NEXT)
 
 
 def lstm_layer_forward(cupy, i2h, h2h, bias, c_prev, c, h, saved):
@@ -272,15 +331,18 @@ RNN_FORWARD_POINTERS = """
     T* const tanh_c = &tanh_cells[t * NH];
     T* const y = &ys[t * NH];
 """
-_RNN_FORWARD_WITH_PRODUCT_BODY = _RNN_LSTM_FORWARD_BODY
+# the operator's step with each gate's sum added where it read the gate
+RNN_FORWARD_CELL = _RNN_LSTM_FORWARD_BODY
 for _old, _new in (
-    (_BASE, _BASE + RNN_FORWARD_POINTERS + _SUMS_OF_GATES),
     ("half * g[base])", "half * (g[base] + sum0))"),
     ("half * g[base + H])", "half * (g[base + H] + sum1))"),
     ("tanh(g[base + 2 * H])", "tanh(g[base + 2 * H] + sum2)"),
     ("half * g[base + 3 * H])", "half * (g[base + 3 * H] + sum3))"),
 ):
-    _RNN_FORWARD_WITH_PRODUCT_BODY = _replaced(_RNN_FORWARD_WITH_PRODUCT_BODY, _old, _new)
+    RNN_FORWARD_CELL = _replaced(RNN_FORWARD_CELL, _old, _new)
+_RNN_FORWARD_WITH_PRODUCT_BODY = _replaced(
+    RNN_FORWARD_CELL, _BASE, _BASE + RNN_FORWARD_POINTERS + _SUMS_OF_GATES
+)
 
 RNN_BACKWARD_POINTERS = """
     const long long NH = N * H;
@@ -292,10 +354,14 @@ RNN_BACKWARD_POINTERS = """
     T* const dc_prev = &carried[to_slot * NH];
     T* const d = &d_all[t * 4 * NH];
     const T* const d_gates_next = &d_all[(M > 0 ? later : t) * 4 * NH];"""
-_RNN_BACKWARD_WITH_PRODUCT_BODY = _replaced(
-    _replaced(_RNN_LSTM_BACKWARD_BODY, _BASE, _BASE + RNN_BACKWARD_POINTERS + _SUMS_OF_NEXT),
+# the operator's step backward with the gradient from the next step (or the given one)
+RNN_BACKWARD_CELL = _replaced(
+    _RNN_LSTM_BACKWARD_BODY,
     "const T d_out = dy[i] + dh[i];",
     "const T d_out = dy[i] + (M > 0 ? from_next : dh_in[i]);",
+)
+_RNN_BACKWARD_WITH_PRODUCT_BODY = _replaced(
+    RNN_BACKWARD_CELL, _BASE, _BASE + RNN_BACKWARD_POINTERS + _SUMS_OF_NEXT
 )
 
 

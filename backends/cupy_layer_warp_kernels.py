@@ -31,18 +31,15 @@ Importing this module does not import CuPy.
 from .cupy_layer_kernels import (
     LAYER_BACKWARD_POINTERS,
     LAYER_FORWARD_POINTERS,
+    RNN_BACKWARD_CELL,
     RNN_BACKWARD_POINTERS,
+    RNN_FORWARD_CELL,
     RNN_FORWARD_POINTERS,
-    _replaced,
+    layer_backward_cell,
+    layer_forward_cell,
+    product_sums,
 )
-from .cupy_rnn_kernels import (
-    _RNN_LSTM_BACKWARD_BODY,
-    _RNN_LSTM_FORWARD_BODY,
-    GATE_OFFSETS,
-    _per_unit,
-    lstm_backward_body,
-    lstm_forward_body,
-)
+from .cupy_rnn_kernels import _per_unit
 
 __all__ = [
     "lstm_layer_backward_over_warps",
@@ -61,69 +58,17 @@ _UNIT = """
 """
 
 
-def _across_the_warp(names):
-    """Each of ``names`` summed over the warp's lanes, every lane getting the sum."""
-    adds = "".join(
-        f"        {name} += __shfl_xor_sync(0xffffffffu, {name}, mask);\n" for name in names
-    )
-    return f"    for (int mask = 16; mask > 0; mask >>= 1) {{\n{adds}    }}\n"
-
-
 def _on_lane_zero(cell):
     """The cell's arithmetic for the warp's unit, run by its first lane."""
     return f"    if (lane == 0) {{\n        const long long i = unit;\n{cell}    }}\n"
 
 
-# h_prev . W^T at the unit's four gates: lane l takes the hidden units l, l + 32, ...,
-# reading W (4H, H) along the gates' rows
-_GATE_PARTS = """
-    T sum0 = T(0);
-    T sum1 = T(0);
-    T sum2 = T(0);
-    T sum3 = T(0);
-    for (long long k = lane; k < H; k += 32) {
-        const T x = h_prev[unit_row * H + k];
-        const long long w = unit_j * H + k;
-        sum0 += x * weight[w];
-        sum1 += x * weight[w + H * H];
-        sum2 += x * weight[w + 2 * H * H];
-        sum3 += x * weight[w + 3 * H * H];
-    }
-"""
-_FORWARD_BODY = (
-    _UNIT
-    + LAYER_FORWARD_POINTERS
-    + _GATE_PARTS
-    + _across_the_warp(["sum0", "sum1", "sum2", "sum3"])
-    + _on_lane_zero(
-        lstm_forward_body(lambda k: f"i2h[gates{k}] + (sum{GATE_OFFSETS.index(k)} + bias[j{k}])")
-    )
-)
+_GATE_PARTS = product_sums(4, backward=False, warp=True)
+_FORWARD_BODY = _UNIT + LAYER_FORWARD_POINTERS + _GATE_PARTS + _on_lane_zero(layer_forward_cell())
 
-# the next step's gate gradients (N, 4H) . W (4H, H) at the unit: lane l takes the
-# terms l, l + 32, ... of each gate, reading W^T (H, 4H) along the unit's row (M: H
-# terms a gate, or 0 at the last step)
-_NEXT_PARTS = """
-    T next0 = T(0);
-    T next1 = T(0);
-    T next2 = T(0);
-    T next3 = T(0);
-    for (long long k = lane; k < M; k += 32) {
-        const long long gk = unit_row * 4 * H + k;
-        const long long w = unit_j * 4 * H + k;
-        next0 += d_gates_next[gk] * weight_t[w];
-        next1 += d_gates_next[gk + H] * weight_t[w + H];
-        next2 += d_gates_next[gk + 2 * H] * weight_t[w + 2 * H];
-        next3 += d_gates_next[gk + 3 * H] * weight_t[w + 3 * H];
-    }
-"""
+_NEXT_PARTS = product_sums(4, backward=True, warp=True)
 _BACKWARD_BODY = (
-    _UNIT
-    + LAYER_BACKWARD_POINTERS
-    + _NEXT_PARTS
-    + _across_the_warp(["next0", "next1", "next2", "next3"])
-    + "    const T from_next = (next0 + next1) + (next2 + next3);\n"
-    + _on_lane_zero(lstm_backward_body("dh_out[i] + from_next", "(dc_out[i] + dc_next[i])"))
+    _UNIT + LAYER_BACKWARD_POINTERS + _NEXT_PARTS + _on_lane_zero(layer_backward_cell())
 )
 
 
@@ -173,35 +118,8 @@ def lstm_layer_backward_over_warps(
 
 # -- the RNN operator's LSTM (rebind.ops.rnn_cells): its own step arithmetic (see
 # cupy_layer_kernels), each pre-activation read as ``g + sum``, the sums over warps
-_RNN_FORWARD_CELL = _RNN_LSTM_FORWARD_BODY
-for _old, _new in (
-    ("half * g[base])", "half * (g[base] + sum0))"),
-    ("half * g[base + H])", "half * (g[base + H] + sum1))"),
-    ("tanh(g[base + 2 * H])", "tanh(g[base + 2 * H] + sum2)"),
-    ("half * g[base + 3 * H])", "half * (g[base + 3 * H] + sum3))"),
-):
-    _RNN_FORWARD_CELL = _replaced(_RNN_FORWARD_CELL, _old, _new)
-_RNN_FORWARD_BODY = (
-    _UNIT
-    + RNN_FORWARD_POINTERS
-    + _GATE_PARTS
-    + _across_the_warp(["sum0", "sum1", "sum2", "sum3"])
-    + _on_lane_zero(_RNN_FORWARD_CELL)
-)
-_RNN_BACKWARD_BODY = (
-    _UNIT
-    + RNN_BACKWARD_POINTERS
-    + _NEXT_PARTS
-    + _across_the_warp(["next0", "next1", "next2", "next3"])
-    + "    const T from_next = (next0 + next1) + (next2 + next3);\n"
-    + _on_lane_zero(
-        _replaced(
-            _RNN_LSTM_BACKWARD_BODY,
-            "const T d_out = dy[i] + dh[i];",
-            "const T d_out = dy[i] + (M > 0 ? from_next : dh_in[i]);",
-        )
-    )
-)
+_RNN_FORWARD_BODY = _UNIT + RNN_FORWARD_POINTERS + _GATE_PARTS + _on_lane_zero(RNN_FORWARD_CELL)
+_RNN_BACKWARD_BODY = _UNIT + RNN_BACKWARD_POINTERS + _NEXT_PARTS + _on_lane_zero(RNN_BACKWARD_CELL)
 
 
 def rnn_lstm_forward_over_warps(cupy, t, prev, weight, h0, c0, gates, cells, tanh_cells, ys):

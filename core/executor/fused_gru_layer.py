@@ -27,9 +27,8 @@ sums them.
 from rebind.backends import cupy_gemm as gemm
 from rebind.backends import cupy_gru_layer_kernels as kernels
 from rebind.backends import cupy_gru_warp_kernels as warps
-from rebind.backends import cupy_layer_kernels as layer_kernels
 from rebind.backends.cupy_kernels import fusable
-from rebind.backends.cupy_layer_kernels import with_product
+from rebind.backends.cupy_layer_kernels import products_kernel, with_product
 
 from ..ops.base import OpDef
 from ..ops.nn import bias_gradient
@@ -51,12 +50,13 @@ def _layer_forward(ctx, p, inputs, aux):
     outputs = xp.empty((count + 1, rows, hidden), dtype=h_begin.dtype)
     outputs[0] = h_begin
     kept = xp.empty((count, rows, 4 * hidden), dtype=h_begin.dtype)
-    # a unit's thread reads the weight's columns (W^T's rows), its warp the rows
-    if layer_kernels.PRODUCTS_OVER_WARPS:
-        forward, read = warps.gru_layer_forward_over_warps, xp.ascontiguousarray(weight)
-    else:
-        forward = kernels.gru_layer_forward_with_product
-        read = xp.ascontiguousarray(weight.T)
+    forward, read = products_kernel(
+        xp,
+        kernels.gru_layer_forward_with_product,
+        warps.gru_layer_forward_over_warps,
+        weight,
+        forward=True,
+    )
     for t in range(count):
         forward(xp, t, steps_in[t], read, bias, outputs, kept)
     values = [outputs[t + 1] for t, _ in p.outputs]
@@ -90,11 +90,13 @@ def _layer_backward(ctx, p, saved, out_grads, need_grad):
     d_h2h = xp.empty((count, rows, 3 * hidden), dtype=outputs.dtype)
     # each step's direct term for the step before, in turns (zeros before the last step)
     carried = xp.zeros((2, rows, hidden), dtype=outputs.dtype)
-    if layer_kernels.PRODUCTS_OVER_WARPS:  # the warps read W^T's rows
-        backward = warps.gru_layer_backward_over_warps
-        read = xp.ascontiguousarray(weight.T)
-    else:
-        backward, read = kernels.gru_layer_backward_with_product, weight
+    backward, read = products_kernel(
+        xp,
+        kernels.gru_layer_backward_with_product,
+        warps.gru_layer_backward_over_warps,
+        weight,
+        forward=False,
+    )
     for t in range(count - 1, -1, -1):
         dh_out = zeros if reaching[t] is None else reaching[t]
         backward(xp, t, t == count - 1, kept, outputs, dh_out, read, d_i2h, d_h2h, carried)

@@ -90,12 +90,13 @@ def _layer_forward(ctx, p, inputs, aux):
     states[0], outputs[0] = c_begin, h_begin
     kept = xp.empty((count, rows, 5 * hidden), dtype=dtype)
     if kernels.with_product(hidden):
-        # a unit's thread reads the weight's columns (W^T's rows), its warp the rows
-        if kernels.PRODUCTS_OVER_WARPS:
-            forward, read = warps.lstm_layer_forward_over_warps, xp.ascontiguousarray(weight)
-        else:
-            forward = kernels.lstm_layer_forward_with_product
-            read = xp.ascontiguousarray(weight.T)
+        forward, read = kernels.products_kernel(
+            xp,
+            kernels.lstm_layer_forward_with_product,
+            warps.lstm_layer_forward_over_warps,
+            weight,
+            forward=True,
+        )
         for t in range(count):
             forward(xp, t, steps_in[t], read, bias, states, outputs, kept)
     else:
@@ -136,11 +137,13 @@ def _layer_backward(ctx, p, saved, out_grads, need_grad):
     if kernels.with_product(hidden):
         # the state's gradient between steps, in turns (zeros before the last step)
         carried = xp.zeros((2, rows, hidden), dtype=states.dtype)
-        if kernels.PRODUCTS_OVER_WARPS:  # the warps read W^T's rows
-            backward = warps.lstm_layer_backward_over_warps
-            read = xp.ascontiguousarray(weight.T)
-        else:
-            backward, read = kernels.lstm_layer_backward_with_product, weight
+        backward, read = kernels.products_kernel(
+            xp,
+            kernels.lstm_layer_backward_with_product,
+            warps.lstm_layer_backward_over_warps,
+            weight,
+            forward=False,
+        )
         for t in range(count - 1, -1, -1):
             dc_out, dh_out = (zeros if g is None else g for g in reaching[t])
             backward(xp, t, t == count - 1, kept, states, dc_out, dh_out, read, d_gates, carried)

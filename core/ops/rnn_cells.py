@@ -146,13 +146,14 @@ class LSTMCell(_Cell):
         h, c = h0, c0
         fused = _fused_gpu(clip, xg, y, c0)
         if fused and length and _with_product(wh, h0):
-            # each step one kernel, its recurrent product inside (cupy_layer_kernels); a
-            # unit's thread reads the weight's columns (W^T's rows), its warp the rows
-            if layer_kernels.PRODUCTS_OVER_WARPS:
-                step, read = layer_warp_kernels.rnn_lstm_forward_over_warps, wh
-            else:
-                step = layer_kernels.rnn_lstm_forward_with_product
-                read = xp.ascontiguousarray(whT)
+            # each step one kernel, its recurrent product inside (cupy_layer_kernels)
+            step, read = layer_kernels.products_kernel(
+                xp,
+                layer_kernels.rnn_lstm_forward_with_product,
+                layer_warp_kernels.rnn_lstm_forward_over_warps,
+                wh,
+                forward=True,
+            )
             last = None
             for t in _steps(length, reverse):
                 prev = _previous(t, length, reverse)
@@ -187,11 +188,13 @@ class LSTMCell(_Cell):
         fused = inside is None and _fused_gpu(None, gates, dxg, dy, c0, dh, dc)
         if fused and length and _with_product(wh, h0):
             carried = xp.empty((2, *c0.shape), dtype=c0.dtype)  # dc between steps, in turns
-            if layer_kernels.PRODUCTS_OVER_WARPS:  # the warps read W^T's rows
-                step = layer_warp_kernels.rnn_lstm_backward_over_warps
-                read = xp.ascontiguousarray(wh.T)
-            else:
-                step, read = layer_kernels.rnn_lstm_backward_with_product, wh
+            step, read = layer_kernels.products_kernel(
+                xp,
+                layer_kernels.rnn_lstm_backward_with_product,
+                layer_warp_kernels.rnn_lstm_backward_over_warps,
+                wh,
+                forward=False,
+            )
             order = list(_steps(length, not reverse))
             for k, t in enumerate(order):
                 prev = _previous(t, length, reverse)
@@ -241,13 +244,14 @@ class GRUCell(_Cell):
         h = h0
         fused = _fused_gpu(None, xg, y, h0)
         if fused and length and _with_product(wh, h0) and bh.flags.c_contiguous:
-            # each step one kernel, its recurrent product inside (cupy_gru_layer_kernels);
-            # a unit's thread reads W^T's rows, its warp W's
-            if layer_kernels.PRODUCTS_OVER_WARPS:
-                step, read = gru_warp_kernels.rnn_gru_forward_over_warps, wh
-            else:
-                step = gru_layer_kernels.rnn_gru_forward_with_product
-                read = xp.ascontiguousarray(whT)
+            # each step one kernel, its recurrent product inside (cupy_gru_layer_kernels)
+            step, read = layer_kernels.products_kernel(
+                xp,
+                gru_layer_kernels.rnn_gru_forward_with_product,
+                gru_warp_kernels.rnn_gru_forward_over_warps,
+                wh,
+                forward=True,
+            )
             last = None
             for t in _steps(length, reverse):
                 prev = _previous(t, length, reverse)
@@ -286,11 +290,13 @@ class GRUCell(_Cell):
         fused = _fused_gpu(None, gates, dxg, dy, y, h0, dh)
         if fused and length and _with_product(wh, h0):
             carried = xp.empty((2, *h0.shape), dtype=h0.dtype)  # dh * z between steps, in turns
-            if layer_kernels.PRODUCTS_OVER_WARPS:  # the warps read W^T's rows
-                step = gru_warp_kernels.rnn_gru_backward_over_warps
-                read = xp.ascontiguousarray(wh.T)
-            else:
-                step, read = gru_layer_kernels.rnn_gru_backward_with_product, wh
+            step, read = layer_kernels.products_kernel(
+                xp,
+                gru_layer_kernels.rnn_gru_backward_with_product,
+                gru_warp_kernels.rnn_gru_backward_over_warps,
+                wh,
+                forward=False,
+            )
             order = list(_steps(length, not reverse))
             for k, t in enumerate(order):
                 prev = _previous(t, length, reverse)
