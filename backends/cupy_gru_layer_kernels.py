@@ -29,7 +29,8 @@ check; wider layers run the fused cells' steps, or the operator's steps with
 a cuBLAS product). Importing this module does not import CuPy.
 """
 
-from .cupy_layer_kernels import _replaced, product_sums
+from .cupy_layer_kernels import _replaced
+from .cupy_product_sums import product_sums
 from .cupy_rnn_kernels import (
     _GRU_CELL_BACKWARD_BODY,
     _GRU_CELL_FORWARD_BODY,

@@ -21,8 +21,8 @@ from .cupy_gru_layer_kernels import (
     RNN_FORWARD_CELL,
     RNN_FORWARD_POINTERS,
 )
-from .cupy_layer_kernels import product_sums
 from .cupy_layer_warp_kernels import _UNIT, _on_lane_zero, _per_warp
+from .cupy_product_sums import product_sums
 
 __all__ = [
     "gru_layer_backward_over_warps",

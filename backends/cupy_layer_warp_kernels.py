@@ -37,8 +37,8 @@ from .cupy_layer_kernels import (
     RNN_FORWARD_POINTERS,
     layer_backward_cell,
     layer_forward_cell,
-    product_sums,
 )
+from .cupy_product_sums import product_sums
 from .cupy_rnn_kernels import _per_unit
 
 __all__ = [
