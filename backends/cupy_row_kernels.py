@@ -46,6 +46,8 @@ threads.
 Importing this module does not import CuPy.
 """
 
+import re
+
 from .cupy_kernels import _kernel
 
 __all__ = [
@@ -94,13 +96,16 @@ _SOFTMAX_BODY = """
     }
 """
 
-# the same with a bias added to each score as it is read (x is overwritten only after
-# the second pass has read it, when out is x)
-_SOFTMAX_BIAS_BODY = (
-    _SOFTMAX_BODY.replace("T top = x[first];", "T top = x[first] + bias[0];")
-    .replace("const T v = x[first + c];", "const T v = x[first + c] + bias[c];")
-    .replace("exp(x[first + c] - top)", "exp((x[first + c] + bias[c]) - top)")
-)
+
+def _with_bias(body):
+    """``body`` with a bias added to each score as it is read: ``x[first + c]`` becomes
+    ``(x[first + c] + bias[c])`` (x is overwritten only after the second pass has read
+    it, when out is x)."""
+    body = body.replace("x[first]", "(x[first] + bias[0])")
+    return re.sub(r"x\[first \+ (\w+)\]", r"(x[first + \1] + bias[\1])", body)
+
+
+_SOFTMAX_BIAS_BODY = _with_bias(_SOFTMAX_BODY)
 # a warp a row: lane l reads the classes l, l + 32, ... (width > 32: every lane has one);
 # its maximum and sum meet the other lanes' by a butterfly of exchanges
 _WIDE_SOFTMAX_BODY = """
@@ -128,11 +133,7 @@ _WIDE_SOFTMAX_BODY = """
         out[first + c] = out[first + c] / total;
     }
 """
-_WIDE_SOFTMAX_BIAS_BODY = (
-    _WIDE_SOFTMAX_BODY.replace("T top = x[first + lane];", "T top = x[first + lane] + bias[lane];")
-    .replace("const T v = x[first + c];", "const T v = x[first + c] + bias[c];")
-    .replace("exp(x[first + c] - top)", "exp((x[first + c] + bias[c]) - top)")
-)
+_WIDE_SOFTMAX_BIAS_BODY = _with_bias(_WIDE_SOFTMAX_BODY)
 _ARGMAX = """
     const long long first = i * width;
     long long best = 0;
