@@ -1,12 +1,11 @@
 """Executor: a symbol bound to arrays, running its plan forward and backward."""
 
-import threading
-
 from ..errors import ShapeError
 from ..ndarray import creation
 from ..ndarray.ndarray import NDArray
 from ..ops import weight_terms
 from ..profiler import PROFILER
+from ..thread_flags import ThreadFlag
 from .codegen import add_gradient, incoming_gradients, no_gradient
 from .memory import memory_report
 from .reshaping import plain_plan, reshape_executor
@@ -404,27 +403,7 @@ class Executor:
         return f"<Executor {self._symbol!r} @{self._ctx}>"
 
 
-class _SingleBackward(threading.local):
-    """The flag ``single_backward`` sets, per thread (a class: entered once per batch)."""
-
-    active = False
-
-
-class _SingleBackwardScope:
-    __slots__ = ("_flag", "_previous")
-
-    def __init__(self, flag):
-        self._flag = flag
-
-    def __enter__(self):
-        self._previous, self._flag.active = self._flag.active, True
-
-    def __exit__(self, *exc):
-        self._flag.active = self._previous
-        return False
-
-
-_SINGLE = _SingleBackward()
+_SINGLE = ThreadFlag()
 
 
 def single_backward():
@@ -435,7 +414,7 @@ def single_backward():
     training step by what forward kept. Outside it, as in MXNet, backward may
     run again after one forward. A context manager; it nests, per thread.
     """
-    return _SingleBackwardScope(_SINGLE)
+    return _SINGLE.within()
 
 
 def _loss_heads(plan):

@@ -23,33 +23,17 @@ its forward filled, where they hold the very values given (same array
 object, dtype and shape), instead of copying the labels over once more.
 """
 
-import threading
-
 import numpy as np
 
 from ..backend import Backend
 from ..ndarray import NDArray
+from ..thread_flags import ThreadFlag
 from .slicing import copy_batch_part
 
 __all__ = ["AheadCopies", "as_loaded", "labels_as_loaded", "loaded_labels_apply"]
 
 
-class _LabelsScope(threading.local):
-    active = False
-
-
-_LABELS = _LabelsScope()
-
-
-class _Within:
-    __slots__ = ("_previous",)
-
-    def __enter__(self):
-        self._previous, _LABELS.active = _LABELS.active, True
-
-    def __exit__(self, *exc):
-        _LABELS.active = self._previous
-        return False
+_LABELS = ThreadFlag()
 
 
 def labels_as_loaded():
@@ -58,7 +42,7 @@ def labels_as_loaded():
     For loops that update a metric right after the same batch's forward
     (see the module's description). A context manager; it nests, per thread.
     """
-    return _Within()
+    return _LABELS.within()
 
 
 def loaded_labels_apply():
