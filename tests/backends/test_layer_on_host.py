@@ -1,20 +1,27 @@
-"""The fused LSTM layer's GPU branch on the host (core/executor/fused_layer.py).
+"""The fused LSTM and GRU layers' GPU branch on the host (core/executor/fused_layer.py).
 
 ``fusable`` says yes and every kernel is built for the host (host_kernels.py),
 so the layer step runs the code a GPU runs: the products, the layer kernels
 forward and backward, the weight's and bias's gradients over all steps. Its
 outputs and gradients must be those of the fused cells it replaces, on the CPU.
-Each test runs every way a GPU runs a layer: the recurrent products in the
-step kernels (narrow layers; each unit's products by its thread, or split over
-a warp, whose 32 lanes are host threads here) and as cuBLAS products beside
-them (wide ones).
+Each test runs every way a GPU runs a layer of either kind: the recurrent
+products in the step kernels (narrow layers; each unit's products by its
+thread, or split over a warp, whose 32 lanes are host threads here) and, for
+the LSTM, as cuBLAS products beside them (wide ones).
 """
 
 import pytest
 
 from rebind.backends import cupy_layer_kernels
 
-from ..executor.test_fused_layer import LENGTH, _assert_close, _compare, _values
+from ..executor.test_fused_layer import (
+    KINDS,
+    LENGTH,
+    _assert_close,
+    _compare,
+    _values,
+    begin_states,
+)
 from ..executor.test_fused_lstm import _lm
 from .host_kernels import compiler
 from .test_gpu_dispatch_on_host import _through_host_kernels
@@ -22,17 +29,32 @@ from .test_gpu_dispatch_on_host import _through_host_kernels
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
 
-@pytest.fixture(params=["products-in-kernels", "products-over-warps", "cublas-products"])
-def kernel_names(request, monkeypatch):
-    """The layer's forward and backward kernel names, for each place of the products."""
-    if request.param == "cublas-products":
+# every way a GPU runs a layer: (kind, the products' place) -> the forward and backward
+# kernels a time step (a GRU layer wider than the kernels take runs the fused cells' steps:
+# test_gru_layer_on_host.py)
+WAYS = {
+    ("lstm", "threads"): ("lstm_layer_forward_with_product", "lstm_layer_backward_with_product"),
+    ("lstm", "warps"): ("lstm_layer_forward_over_warps", "lstm_layer_backward_over_warps"),
+    ("lstm", "cublas"): ("lstm_layer_forward", "lstm_layer_backward"),
+    ("gru", "threads"): ("gru_layer_forward_with_product", "gru_layer_backward_with_product"),
+    ("gru", "warps"): ("gru_layer_forward_over_warps", "gru_layer_backward_over_warps"),
+}
+
+
+class _Way:
+    def __init__(self, kind, place):
+        self.kind, self.cell = kind, KINDS[kind][0]
+        self.forward, self.backward = WAYS[(kind, place)]
+
+
+@pytest.fixture(params=sorted(WAYS), ids=lambda way: "-".join(way))
+def way(request, monkeypatch):
+    """A kind of layer and the place of its recurrent products, set for the test."""
+    kind, place = request.param
+    if place == "cublas":
         monkeypatch.setattr(cupy_layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)
-        return "lstm_layer_forward", "lstm_layer_backward"
-    over_warps = request.param == "products-over-warps"
-    monkeypatch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", over_warps)
-    if over_warps:
-        return "lstm_layer_forward_over_warps", "lstm_layer_backward_over_warps"
-    return "lstm_layer_forward_with_product", "lstm_layer_backward_with_product"
+    monkeypatch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", place == "warps")
+    return _Way(kind, place)
 
 
 def _runner(monkeypatch, host_cupy, launched):
@@ -47,65 +69,67 @@ def _runner(monkeypatch, host_cupy, launched):
 
 
 @pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
-def test_the_gpu_path_gives_the_fused_cells_values(
-    host_cupy, monkeypatch, kernel_names, states_out
-):
+def test_the_gpu_path_gives_the_fused_cells_values(host_cupy, monkeypatch, way, states_out):
     launched = []
-    through_host_kernels = _runner(monkeypatch, host_cupy, launched)
-
     expected, got = _compare(
-        _lm(LENGTH, states_out=states_out), monkeypatch, run_layer=through_host_kernels
+        _lm(LENGTH, states_out=states_out, cell=way.cell),
+        monkeypatch,
+        run_layer=_runner(monkeypatch, host_cupy, launched),
+        kind=way.kind,
     )
-    forward, backward = kernel_names
-    assert "lstm_cell_forward" not in launched  # every cell ran inside the layers
+    assert f"{way.kind}_cell_forward" not in launched  # every cell ran inside the layers
     # one kernel a time step each way (two layers)
-    assert launched.count(forward) == 2 * LENGTH
-    assert launched.count(backward) == 2 * LENGTH
+    assert launched.count(way.forward) == 2 * LENGTH
+    assert launched.count(way.backward) == 2 * LENGTH
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
 
 
-def test_time_major_steps_through_the_gpu_path(host_cupy, monkeypatch, kernel_names):
+def test_time_major_steps_through_the_gpu_path(host_cupy, monkeypatch, way):
+    from ..executor.test_fused_gru_layer import _time_major_lm
     from ..executor.test_graph_optimize import _lstm_lm
 
     launched = []
-    through_host_kernels = _runner(monkeypatch, host_cupy, launched)
-
-    symbol = _lstm_lm(4, "TNC", merge_outputs=False)
+    if way.kind == "lstm":
+        symbol = _lstm_lm(4, "TNC", merge_outputs=False)
+    else:
+        symbol = _time_major_lm(4)
     expected, got = _compare(
-        symbol, monkeypatch, run_layer=through_host_kernels, data=(2, 4), softmax_label=(2, 4)
+        symbol,
+        monkeypatch,
+        run_layer=_runner(monkeypatch, host_cupy, launched),
+        kind=way.kind,
+        data=(2, 4),
+        softmax_label=(2, 4),
     )
-    assert launched.count(kernel_names[1]) == 2 * 4
+    assert launched.count(way.backward) == 2 * 4
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
 
 
-def test_begin_states_that_learn_through_the_gpu_path(host_cupy, monkeypatch, kernel_names):
-    """The begin output's gradient is the first step's product, after the loop."""
+def test_begin_states_that_learn_through_the_gpu_path(host_cupy, monkeypatch, way):
+    """The begin states' gradients come out after the loop (the first step's product)."""
     import numpy as np
 
-    import rebind as mx
-
     launched = []
-    through_host_kernels = _runner(monkeypatch, host_cupy, launched)
-
-    begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
-    shapes = {
-        "data": (3, LENGTH),
-        "softmax_label": (3, LENGTH),
-        **{f"begin{k}": (3, 7) for k in range(4)},
-    }
+    begin, begin_shapes = begin_states(way.kind, 3)
+    shapes = {"data": (3, LENGTH), "softmax_label": (3, LENGTH), **begin_shapes}
     expected, got = _compare(
-        _lm(LENGTH, begin_state=begin), monkeypatch, run_layer=through_host_kernels, **shapes
+        _lm(LENGTH, begin_state=begin, cell=way.cell),
+        monkeypatch,
+        run_layer=_runner(monkeypatch, host_cupy, launched),
+        kind=way.kind,
+        **shapes,
     )
-    assert launched.count(kernel_names[1]) == 2 * LENGTH
+    assert launched.count(way.backward) == 2 * LENGTH
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
-    assert all(np.abs(got[1][f"begin{k}"]).max() > 0 for k in range(4))
+    assert all(np.abs(got[1][name]).max() > 0 for name in begin_shapes)
 
 
+@pytest.mark.parametrize(
+    "way", [w for w in sorted(WAYS) if w[0] == "lstm"], ids="-".join, indirect=True
+)
 @pytest.mark.parametrize("case_id", ["lstm_lm_T5", "lstm_lm_T8"])
 @pytest.mark.parametrize("gpu_path", [False, True], ids=["replaced-steps", "gpu-path"])
-def test_mxnets_recorded_lstm_lm_through_the_layer(
-    host_cupy, monkeypatch, kernel_names, case_id, gpu_path
-):
+def test_mxnets_recorded_lstm_lm_through_the_layer(host_cupy, monkeypatch, way, case_id, gpu_path):
     """The golden LSTM LM of MXNet 1.9.1 (forward and backward) through the layer steps."""
     import rebind as mx
     from rebind.executor import fused_layer
@@ -121,11 +145,11 @@ def test_mxnets_recorded_lstm_lm_through_the_layer(
             _through_host_kernels(patch, host_cupy, launched)
         golden.test_forward_backward_equal_mxnet(case_id, mx.cpu())
     assert len(made) == 2  # both layers
-    assert (kernel_names[0] in launched) is gpu_path
-    assert (kernel_names[1] in launched) is gpu_path
+    assert (way.forward in launched) is gpu_path
+    assert (way.backward in launched) is gpu_path
 
 
-def test_a_float64_layer_through_the_gpu_path(host_cupy, monkeypatch, kernel_names):
+def test_a_float64_layer_through_the_gpu_path(host_cupy, monkeypatch, way):
     """The kernels built for doubles: the fused cells' values to double rounding."""
     import numpy as np
 
@@ -134,13 +158,9 @@ def test_a_float64_layer_through_the_gpu_path(host_cupy, monkeypatch, kernel_nam
 
     # begin states of the layers' dtype (unroll's own are float32 zeros, which the
     # layer's dtype check sends to the replaced steps)
-    begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
-    symbol = _lm(LENGTH, states_out=True, begin_state=begin)
-    shapes = {
-        "data": (3, LENGTH),
-        "softmax_label": (3, LENGTH),
-        **{f"begin{k}": (3, 7) for k in range(4)},
-    }
+    begin, begin_shapes = begin_states(way.kind, 3)
+    symbol = _lm(LENGTH, states_out=True, begin_state=begin, cell=way.cell)
+    shapes = {"data": (3, LENGTH), "softmax_label": (3, LENGTH), **begin_shapes}
     types = {name: np.float64 for name in symbol.list_arguments()}
     runs, launched = [], []
     for layers in (False, True):
@@ -153,7 +173,7 @@ def test_a_float64_layer_through_the_gpu_path(host_cupy, monkeypatch, kernel_nam
         with monkeypatch.context() as patch:
             _through_host_kernels(patch, host_cupy, launched)
             runs.append(_values(executor))
-    assert launched.count(kernel_names[0]) == 2 * LENGTH
+    assert launched.count(way.forward) == 2 * LENGTH
     _assert_close(*runs, rtol=1e-12, atol=1e-13)
 
 

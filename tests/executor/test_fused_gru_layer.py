@@ -1,13 +1,12 @@
 """An unrolled GRU layer as one step (core/executor/fused_gru_layer.py): the fused cells' values.
 
-As test_fused_layer.py for the LSTM: the rewrite is made for GPU contexts
-only, ``ANY_DEVICE`` makes it here; each case binds the same symbol with and
-without it and compares outputs and gradients. Without a GPU the layer step
-runs the replaced steps; through the kernels built for the host it runs the
-code a GPU runs (tests/backends/test_gru_layer_on_host.py).
+test_fused_layer.py runs its cases for both kinds of layer; these are the
+GRU's own: the rewrite switched off by name, a stack of a GRU and an LSTM
+layer, the layouts with accumulated gradients, and a GPU's values. Through
+the kernels built for the host: tests/backends/test_layer_on_host.py and
+test_gru_layer_on_host.py.
 """
 
-import numpy as np
 import pytest
 
 import rebind as mx
@@ -35,33 +34,6 @@ def _layers(executor, kind="gru"):
 def compare_gru(symbol, monkeypatch, run_layer=None, is_train=True, **shapes):
     """``test_fused_layer._compare`` for GRU layers."""
     return _compare(symbol, monkeypatch, run_layer, is_train, kind="gru", **shapes)
-
-
-@pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
-def test_the_replaced_steps_give_the_fused_cells_values(monkeypatch, states_out):
-    expected, got = compare_gru(_lm(LENGTH, states_out=states_out, cell=GRU), monkeypatch)
-    for e, g in zip(expected[0], got[0], strict=True):
-        np.testing.assert_array_equal(g, e)  # the same kernels in the same order
-    _assert_close(expected, got, rtol=1e-5, atol=1e-6)
-
-
-def test_begin_states_that_learn_get_their_gradients(monkeypatch):
-    begin = [mx.sym.Variable(f"begin{k}") for k in range(2)]
-    shapes = {
-        "data": (BATCH, LENGTH),
-        "softmax_label": (BATCH, LENGTH),
-        **{f"begin{k}": (BATCH, 7) for k in range(2)},
-    }
-    symbol = _lm(LENGTH, begin_state=begin, cell=GRU)
-    expected, got = compare_gru(symbol, monkeypatch, **shapes)
-    _assert_close(expected, got, rtol=1e-5, atol=1e-6)
-    assert all(np.abs(got[1][f"begin{k}"]).max() > 0 for k in range(2))
-
-
-def test_inference_gives_the_fused_cells_outputs(monkeypatch):
-    expected, got = compare_gru(_lm(LENGTH, cell=GRU), monkeypatch, is_train=False)
-    for e, g in zip(expected[0], got[0], strict=True):
-        np.testing.assert_array_equal(g, e)
 
 
 def test_the_gru_layer_is_switched_off_by_name_alone(monkeypatch):

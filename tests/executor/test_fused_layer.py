@@ -68,28 +68,41 @@ def _assert_close(expected, got, rtol, atol):
         np.testing.assert_allclose(grads_g[name], grads_e[name], rtol=rtol, atol=atol, err_msg=name)
 
 
+# each kind of layer: its cell, and its begin states per layer (an LSTM's h and c)
+KINDS = {"lstm": (mx.rnn.LSTMCell, 2), "gru": (mx.rnn.GRUCell, 1)}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("states_out", [False, True], ids=["outputs", "outputs-and-states"])
-def test_the_replaced_steps_give_the_fused_cells_values(monkeypatch, states_out):
-    expected, got = _compare(_lm(LENGTH, states_out=states_out), monkeypatch)
+def test_the_replaced_steps_give_the_fused_cells_values(monkeypatch, states_out, kind):
+    symbol = _lm(LENGTH, states_out=states_out, cell=KINDS[kind][0])
+    expected, got = _compare(symbol, monkeypatch, kind=kind)
     for e, g in zip(expected[0], got[0], strict=True):
         np.testing.assert_array_equal(g, e)  # the same kernels in the same order
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
 
 
-def test_begin_states_that_learn_get_their_gradients(monkeypatch):
-    begin = [mx.sym.Variable(f"begin{k}") for k in range(4)]
-    shapes = {
-        "data": (BATCH, LENGTH),
-        "softmax_label": (BATCH, LENGTH),
-        **{f"begin{k}": (BATCH, 7) for k in range(4)},
-    }
-    expected, got = _compare(_lm(LENGTH, begin_state=begin), monkeypatch, **shapes)
+def begin_states(kind, batch, hidden=7):
+    """Begin-state variables of a two-layer ``kind`` LM, and their shapes."""
+    count = 2 * KINDS[kind][1]
+    begin = [mx.sym.Variable(f"begin{k}") for k in range(count)]
+    return begin, {f"begin{k}": (batch, hidden) for k in range(count)}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_begin_states_that_learn_get_their_gradients(monkeypatch, kind):
+    begin, begin_shapes = begin_states(kind, BATCH)
+    shapes = {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH), **begin_shapes}
+    symbol = _lm(LENGTH, begin_state=begin, cell=KINDS[kind][0])
+    expected, got = _compare(symbol, monkeypatch, kind=kind, **shapes)
     _assert_close(expected, got, rtol=1e-5, atol=1e-6)
-    assert all(np.abs(got[1][f"begin{k}"]).max() > 0 for k in range(4))
+    assert all(np.abs(got[1][name]).max() > 0 for name in begin_shapes)
 
 
-def test_inference_gives_the_fused_cells_outputs(monkeypatch):
-    expected, got = _compare(_lm(LENGTH), monkeypatch, is_train=False)
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_inference_gives_the_fused_cells_outputs(monkeypatch, kind):
+    symbol = _lm(LENGTH, cell=KINDS[kind][0])
+    expected, got = _compare(symbol, monkeypatch, is_train=False, kind=kind)
     for e, g in zip(expected[0], got[0], strict=True):
         np.testing.assert_array_equal(g, e)
 
