@@ -42,6 +42,28 @@ def _previous(t, length, reverse):
     return prev if 0 <= prev < length else None
 
 
+def _kernel_steps(length, reverse):
+    """The steps in the order forward runs them, as the step kernels number them:
+    ``(t, prev)``, ``prev`` the step whose state ``t`` reads (-1: the begin state)."""
+    for t in _steps(length, reverse):
+        prev = _previous(t, length, reverse)
+        yield t, -1 if prev is None else prev
+
+
+def _kernel_steps_backward(length, reverse):
+    """The steps in the order backward runs them: ``(t, prev, later, slots)``.
+
+    ``later`` is the step run just before (-1 for the first: the gradients
+    given reach it); ``slots`` ``(from, to)``, the halves of the buffer that
+    carries a gradient between the steps, in turns (``from`` -1 for the first).
+    """
+    order = list(_steps(length, not reverse))
+    for k, t in enumerate(order):
+        prev = _previous(t, length, reverse)
+        later, slots = (order[k - 1], ((k - 1) % 2, k % 2)) if k else (-1, (-1, 0))
+        yield t, -1 if prev is None else prev, later, slots
+
+
 def _sigmoid_(xp, a):
     """Sigmoid in place, through tanh so that large inputs cannot overflow."""
     a *= 0.5
@@ -154,12 +176,9 @@ class LSTMCell(_Cell):
                 wh,
                 forward=True,
             )
-            last = None
-            for t in _steps(length, reverse):
-                prev = _previous(t, length, reverse)
-                step(xp, t, -1 if prev is None else prev, read, h0, c0, xg, cells, tanh_cells, y)
-                last = t
-            return y[last], cells[last], (xg, cells, tanh_cells, inside)
+            for t, prev in _kernel_steps(length, reverse):
+                step(xp, t, prev, read, h0, c0, xg, cells, tanh_cells, y)
+            return y[t], cells[t], (xg, cells, tanh_cells, inside)
         for t in _steps(length, reverse):
             g = xg[t]
             gemm.matmul(xp, h, whT, out=g, accumulate=True)  # one GEMM into g on a GPU
@@ -195,16 +214,11 @@ class LSTMCell(_Cell):
                 wh,
                 forward=False,
             )
-            order = list(_steps(length, not reverse))
-            for k, t in enumerate(order):
-                prev = _previous(t, length, reverse)
-                step(
-                    xp, t, -1 if prev is None else prev, order[k - 1] if k else -1,
-                    (gates, cells, tanh_cells), c0, dy, dh, dc, read, dxg, carried,
-                    ((k - 1) % 2 if k else -1, k % 2),
-                )  # fmt: skip
+            for t, prev, later, slots in _kernel_steps_backward(length, reverse):
+                saved = (gates, cells, tanh_cells)
+                step(xp, t, prev, later, saved, c0, dy, dh, dc, read, dxg, carried, slots)
             # the begin states' gradients: the last step's product, and its dc
-            return dxg, gemm.matmul(xp, dxg[order[-1]], wh), carried[(length - 1) % 2]
+            return dxg, gemm.matmul(xp, dxg[t], wh), carried[slots[1]]
         for t in _steps(length, not reverse):
             prev = _previous(t, length, reverse)
             c_prev = c0 if prev is None else cells[prev]
@@ -252,12 +266,9 @@ class GRUCell(_Cell):
                 wh,
                 forward=True,
             )
-            last = None
-            for t in _steps(length, reverse):
-                prev = _previous(t, length, reverse)
-                step(xp, t, -1 if prev is None else prev, read, bh, h0, xg, hidden_n, y)
-                last = t
-            return y[last], None, (xg, hidden_n)
+            for t, prev in _kernel_steps(length, reverse):
+                step(xp, t, prev, read, bh, h0, xg, hidden_n, y)
+            return y[t], None, (xg, hidden_n)
         for t in _steps(length, reverse):
             hh = gemm.matmul(xp, h, whT)
             hh += bh
@@ -297,17 +308,12 @@ class GRUCell(_Cell):
                 wh,
                 forward=False,
             )
-            order = list(_steps(length, not reverse))
-            for k, t in enumerate(order):
-                prev = _previous(t, length, reverse)
-                step(
-                    xp, t, -1 if prev is None else prev, order[k - 1] if k else -1,
-                    (gates, hidden_n), h0, y, dy, dh, read, dxg, dhg, carried,
-                    ((k - 1) % 2 if k else -1, k % 2),
-                )  # fmt: skip
+            for t, prev, later, slots in _kernel_steps_backward(length, reverse):
+                saved = (gates, hidden_n)
+                step(xp, t, prev, later, saved, h0, y, dy, dh, read, dxg, dhg, carried, slots)
             # the begin state's gradient: the last step's direct term and its product
-            last = carried[(length - 1) % 2]
-            return dhg, gemm.matmul(xp, dhg[order[-1]], wh, out=last, accumulate=True), None
+            last = carried[slots[1]]
+            return dhg, gemm.matmul(xp, dhg[t], wh, out=last, accumulate=True), None
         for t in _steps(length, not reverse):
             prev = _previous(t, length, reverse)
             h_prev = h0 if prev is None else y[prev]
