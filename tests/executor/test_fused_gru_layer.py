@@ -10,7 +10,6 @@ test_gru_layer_on_host.py.
 import pytest
 
 import rebind as mx
-from rebind.executor import fused_layer
 
 from .test_fused_layer import (
     BATCH,
@@ -20,6 +19,7 @@ from .test_fused_layer import (
     _compare,
     _values,
     accumulated_runs,
+    gpu_runs_agree,
 )
 from .test_fused_layer import _layers as layers_of
 from .test_fused_lstm import _lm
@@ -83,26 +83,11 @@ def _time_major_lm(length):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("hidden", [7, 70])
 @pytest.mark.parametrize("products", ["threads", "warps"])
-def test_a_gpu_gru_layer_gives_the_fused_cells_values(monkeypatch, hidden, products):
+def test_a_gpu_gru_layer_gives_the_fused_cells_values(monkeypatch, hidden, products, dtype):
     from rebind.backends import cupy_layer_kernels
 
-    backend = mx.registry.lookup("backends", "cupy")
-    reason = backend.unavailable_reason()
-    if reason is not None:
-        pytest.skip(f"cupy backend unavailable: {reason}")
     monkeypatch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", products == "warps")
-    begin = [mx.sym.Variable(f"begin{k}") for k in range(2)]
-    shapes = {
-        "data": (BATCH, LENGTH),
-        "softmax_label": (BATCH, LENGTH),
-        **{f"begin{k}": (BATCH, hidden) for k in range(2)},
-    }
-    symbol = _lm(LENGTH, states_out=True, begin_state=begin, cell=GRU, hidden=hidden)
-    with monkeypatch.context() as patch:
-        patch.setattr(fused_layer, "find_layers", lambda plan: [])
-        cells = symbol.simple_bind(mx.gpu(0), **shapes)
-    layered = symbol.simple_bind(mx.gpu(0), **shapes)
-    assert _layers(cells) == [] and len(_layers(layered)) == 2
-    _assert_close(_values(cells), _values(layered), rtol=1e-5, atol=1e-6)
+    gpu_runs_agree(monkeypatch, "gru", hidden, dtype)
