@@ -24,7 +24,7 @@ through tanh, the activated gates written over the input projections), each
 ``hh`` read as ``sum + b_h``, the value the step's product and bias addition
 gave before.
 
-Up to ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` units (the caller's
+Where ``cupy_layer_kernels.with_product`` says so (the caller's
 check; wider layers run the fused cells' steps, or the operator's steps with
 a cuBLAS product). Importing this module does not import CuPy.
 """

@@ -6,8 +6,8 @@ each (row, unit) is a warp of 32 threads; lane ``l`` sums the terms ``l, l +
 (forward the weight (3H, H), backward its transpose (H, 3H)); a butterfly of
 exchanges adds the lanes' sums, and lane 0 runs the step's arithmetic from
 the same templates as the thread kernels. For the fused GRU layer and the
-RNN operator's GRU, under ``cupy_layer_kernels.PRODUCTS_OVER_WARPS`` (off
-until timed on a GPU, as the LSTM's). Importing this module does not import
+RNN operator's GRU, under ``cupy_layer_kernels.PRODUCTS_OVER_WARPS`` (on
+unless ``REBIND_RNN_PRODUCTS=threads``, as the LSTM's). Importing this module does not import
 CuPy.
 """
 

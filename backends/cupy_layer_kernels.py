@@ -21,14 +21,14 @@ four gates' sums forward, the gradient reaching the output from the next step
 backward): one launch a time step instead of a cuBLAS product and a kernel.
 A step's host time is mostly launches (cuBLAS's own call takes 16-25 us
 there). Each thread runs four sums side by side over the ``H`` hidden units,
-so for wide layers cuBLAS is faster: ``fused_layer`` takes these kernels up
-to ``MAX_HIDDEN_WITH_PRODUCT`` units. On an H200 (``benchmarks/gpu_layer.py``,
-batches 32 and 128) they were 1.5-1.8x faster than the cuBLAS way at 200 and
-256 units and slower at 512 (0.82-0.90x) and 1024 (0.45-0.48x). With a
-batch of 32 rows of 200 units they are 6,400 threads, too few to hide the
-memory's latency (43 us a step forward, 50 us backward there):
-``cupy_layer_warp_kernels`` splits each unit's sums over a warp instead,
-where ``PRODUCTS_OVER_WARPS`` says so.
+so for wide layers cuBLAS is faster (``with_product`` says where). On an
+H200 (``benchmarks/gpu_layer.py``, batches 32 and 128) they were 1.5-1.8x
+faster than the cuBLAS way at 200 and 256 units and slower at 512
+(0.82-0.90x) and 1024 (0.45-0.48x). With a batch of 32 rows of 200 units
+they are 6,400 threads, too few to hide the memory's latency (43 us a step
+forward, 50 us backward there): ``cupy_layer_warp_kernels`` splits each
+unit's sums over a warp instead, which ``PRODUCTS_OVER_WARPS`` chooses (the
+default, from an H100's figures).
 
 One thread per (row, unit), as the cell kernels; importing this module does
 not import CuPy.
@@ -49,7 +49,9 @@ from .cupy_rnn_kernels import (
 __all__ = [
     "LAYER_BACKWARD_POINTERS",
     "LAYER_FORWARD_POINTERS",
+    "MAX_HIDDEN_OVER_THREADS",
     "MAX_HIDDEN_WITH_PRODUCT",
+    "MAX_STEP_PRODUCT_OVER_WARPS",
     "PRODUCTS_OVER_WARPS",
     "RNN_BACKWARD_CELL",
     "RNN_BACKWARD_POINTERS",
@@ -69,16 +71,26 @@ def _products_over_warps(variable="REBIND_RNN_PRODUCTS"):
     value = os.environ.get(variable, "").strip().lower()
     if value not in ("", "threads", "warps"):
         raise ValueError(f"{variable}={value!r}: give threads or warps")
-    return value == "warps"
+    return value != "threads"
 
 
 # the widest layer whose steps work out their recurrent products themselves
-MAX_HIDDEN_WITH_PRODUCT = 256
+MAX_HIDDEN_WITH_PRODUCT = 512
+# with a thread summing each unit's products alone: the widest such layer (H200,
+# ``benchmarks/gpu_layer.py``: 1.5-1.8x the cuBLAS way at 200 and 256 units, slower at 512)
+MAX_HIDDEN_OVER_THREADS = 256
 # whether those steps split each unit's products over a warp's 32 threads
 # (``cupy_layer_warp_kernels``, ``cupy_gru_warp_kernels``) rather than sum them in the
-# unit's thread alone: off until ``benchmarks/gpu_layer.py`` has timed both ways on a
-# GPU; ``REBIND_RNN_PRODUCTS=warps`` (or ``threads``) in the environment chooses
+# unit's thread alone. On an H100 (``benchmarks/gpu_layer.py --passes 20``, LSTM, 35
+# steps) the warps took a layer's pass in 1.3-3.3x less time than the threads at 200,
+# 256 and 512 units, batches 32 and 128, and the LSTM LM's rate (``benchmarks/gpu.py``)
+# went from 3,768 to 4,718 samples/s. ``REBIND_RNN_PRODUCTS=threads`` (or ``warps``)
+# in the environment chooses.
 PRODUCTS_OVER_WARPS = _products_over_warps()
+# over warps, the largest step product (multiply-adds: gates x rows x H x H) the step
+# kernels take: there the warps beat cuBLAS at 33.5M (512 units x 32 rows, 256 x 128:
+# 2.65 and 3.1 ms a pass against 6.0) and lost at 134M (512 x 128, 1024 x 32)
+MAX_STEP_PRODUCT_OVER_WARPS = 1 << 26
 
 
 def products_kernel(xp, threads, warps, weight, forward):
@@ -93,9 +105,18 @@ def products_kernel(xp, threads, warps, weight, forward):
     return kernel, xp.ascontiguousarray(weight.T if transposed else weight)
 
 
-def with_product(hidden):
-    """Whether a layer of ``hidden`` units takes the ``*_with_product`` step kernels."""
-    return hidden <= MAX_HIDDEN_WITH_PRODUCT
+def with_product(hidden, rows, gates):
+    """Whether a step of ``rows`` x ``hidden`` units and ``gates`` gates works out its products.
+
+    Up to ``MAX_HIDDEN_WITH_PRODUCT`` units, and then: over warps, up to
+    ``MAX_STEP_PRODUCT_OVER_WARPS`` multiply-adds a step; one thread a unit, up
+    to ``MAX_HIDDEN_OVER_THREADS`` units. Wider steps take a cuBLAS product.
+    """
+    if hidden > MAX_HIDDEN_WITH_PRODUCT:
+        return False
+    if PRODUCTS_OVER_WARPS:
+        return gates * rows * hidden * hidden <= MAX_STEP_PRODUCT_OVER_WARPS
+    return hidden <= MAX_HIDDEN_OVER_THREADS
 
 
 _FORWARD_BODY = lstm_forward_body(

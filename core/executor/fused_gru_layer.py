@@ -8,8 +8,8 @@ becomes one step. Its inputs are every step's input projection, the weight,
 the bias and the begin state; its outputs the steps' outputs that something
 outside the layer reads.
 
-On a GPU (``fusable``), up to ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT``
-units, it runs per time step one kernel forward and one backward
+On a GPU (``fusable``), where ``cupy_layer_kernels.with_product`` says so
+(narrow layers), it runs per time step one kernel forward and one backward
 (``cupy_gru_layer_kernels``: the recurrent product worked out in the step's
 threads, the bias added as the FullyConnected adds it, the cell's
 arithmetic; backward the gradients from outside, from the next step's cell
@@ -44,7 +44,7 @@ def _layer_forward(ctx, p, inputs, aux):
     steps_in, (weight, bias, h_begin) = inputs[:count], inputs[count:]
     xp = ctx.xp
     rows, hidden = h_begin.shape
-    if not (fusable(weight, bias, h_begin, *steps_in) and with_product(hidden)):
+    if not (fusable(weight, bias, h_begin, *steps_in) and with_product(hidden, rows, 3)):
         return _plain_forward(ctx, p, steps_in, weight, bias, h_begin)
     # every step's output, after the begin state (backward reads them all)
     outputs = xp.empty((count + 1, rows, hidden), dtype=h_begin.dtype)

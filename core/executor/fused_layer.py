@@ -19,9 +19,9 @@ On a GPU (``fusable``) it runs per time step one kernel forward
 (``cupy_layer_kernels``: the recurrent product, the bias added as the
 FullyConnected adds it, then the cell's arithmetic) and one kernel backward
 (the gradients from outside and from the next step added in it). For layers
-wider than ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` the recurrent
+wider than ``cupy_layer_kernels.with_product`` allows the recurrent
 products are cuBLAS's instead, one a step each way, beside the kernels. With
-``cupy_layer_kernels.PRODUCTS_OVER_WARPS`` each unit's products are split
+``cupy_layer_kernels.PRODUCTS_OVER_WARPS`` (the default) each unit's products are split
 over a warp of 32 threads (``cupy_layer_warp_kernels``). The
 weight's gradient is one product over all steps and the bias's one sum, as
 ``ops/weight_terms`` makes them. Values agree with the fused cells' to float
@@ -89,7 +89,7 @@ def _layer_forward(ctx, p, inputs, aux):
     outputs = xp.empty((count + 1, rows, hidden), dtype=dtype)
     states[0], outputs[0] = c_begin, h_begin
     kept = xp.empty((count, rows, 5 * hidden), dtype=dtype)
-    if kernels.with_product(hidden):
+    if kernels.with_product(hidden, rows, 4):
         forward, read = kernels.products_kernel(
             xp,
             kernels.lstm_layer_forward_with_product,
@@ -134,7 +134,7 @@ def _layer_backward(ctx, p, saved, out_grads, need_grad):
     _, rows, hidden = states.shape
     zeros = xp.zeros((rows, hidden), dtype=states.dtype)
     d_gates = xp.empty((count, rows, 4 * hidden), dtype=states.dtype)
-    if kernels.with_product(hidden):
+    if kernels.with_product(hidden, rows, 4):
         # the state's gradient between steps, in turns (zeros before the last step)
         carried = xp.zeros((2, rows, hidden), dtype=states.dtype)
         backward, read = kernels.products_kernel(

@@ -89,7 +89,8 @@ def _clip_cell(xp, c, clip):
 
 def _with_product(wh, h0):
     """Whether a step's kernel works out its recurrent product (a narrow layer's)."""
-    narrow = layer_kernels.with_product(h0.shape[1])
+    rows, hidden = h0.shape
+    narrow = layer_kernels.with_product(hidden, rows, wh.shape[0] // max(hidden, 1))
     return narrow and wh.flags.c_contiguous and h0.flags.c_contiguous  # read by raw pointers
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
+from rebind.backends import cupy_layer_kernels
 from rebind.executor import fused_layer
 
 from .host_kernels import compiler
@@ -60,21 +61,28 @@ def _fit(cell=mx.rnn.LSTMCell, vocab=VOCAB):
     return {k: v.asnumpy() for k, v in args.items()}, metric, rewrites
 
 
-# 100 words: rows wider than a thread a row suits, the softmax and the count a warp a row
-@pytest.mark.parametrize(("kind", "vocab"), [("lstm", VOCAB), ("gru", VOCAB), ("lstm", 100)])
-def test_an_rnn_lm_fits_through_the_gpu_code_as_on_the_cpu(host_cupy, monkeypatch, kind, vocab):
+# 100 words: rows wider than a thread a row suits, the softmax and the count a warp a row;
+# the layers' products over warps (the default) or a thread a unit
+@pytest.mark.parametrize(
+    ("kind", "vocab", "products"),
+    [("lstm", VOCAB, "over_warps"), ("gru", VOCAB, "over_warps"), ("lstm", 100, "with_product")],
+)
+def test_an_rnn_lm_fits_through_the_gpu_code_as_on_the_cpu(
+    host_cupy, monkeypatch, kind, vocab, products
+):
     cell = {"lstm": mx.rnn.LSTMCell, "gru": mx.rnn.GRUCell}[kind]
     expected, cpu_metric, cpu_rewrites = _fit(cell, vocab)
     assert f"fused_{kind}_layer" not in cpu_rewrites
     launched, counted = [], []
     with monkeypatch.context() as patch:
         patch.setattr(fused_layer, "ANY_DEVICE", True)
+        patch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", products == "over_warps")
         _through_host_kernels(patch, host_cupy, launched)
         _through_count_kernel(patch, host_cupy, counted)
         got, gpu_metric, gpu_rewrites = _fit(cell, vocab)
     assert gpu_rewrites.count(f"fused_{kind}_layer") == 2
-    assert f"{kind}_layer_forward_with_product" in launched
-    assert f"{kind}_layer_backward_with_product" in launched
+    assert f"{kind}_layer_forward_{products}" in launched
+    assert f"{kind}_layer_backward_{products}" in launched
     assert f"{kind}_cell_forward" not in launched
     # Accuracy's one-kernel count, once a batch
     assert [name for name, _ in counted] == ["add_correct_rows"] * (2 * BATCHES)

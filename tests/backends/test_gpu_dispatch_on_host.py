@@ -201,11 +201,15 @@ def _run(make, shapes, classes):
 
 @pytest.mark.parametrize("name", list(NETWORKS))
 def test_gpu_branches_compute_what_the_cpu_branches_do(host_cupy, monkeypatch, name):
+    from rebind.backends import cupy_layer_kernels as layer_kernels
+
     make, shapes, classes = NETWORKS[name]
     expected = _run(make, shapes, classes)
     launched = []
     with monkeypatch.context() as patch:
         _through_host_kernels(patch, host_cupy, launched)
+        # the RNN operator's thread kernels (over warps, the default: the test after next)
+        patch.setattr(layer_kernels, "PRODUCTS_OVER_WARPS", False)
         got = _run(make, shapes, classes)
     assert KERNELS[name] <= set(launched), KERNELS[name] - set(launched)
     for value, reference in zip(got, expected, strict=True):
@@ -233,7 +237,9 @@ def test_a_wide_rnn_operator_takes_cublas_products_beside_its_step_kernels(
         patch.setattr(layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)
         got = _run(make, shapes, classes)
     assert {f"{kind}_step_forward", f"{kind}_step_backward"} <= set(launched)
-    assert f"rnn_{kind}_forward_with_product" not in launched
+    assert not {f"rnn_{kind}_forward_{way}" for way in ("with_product", "over_warps")} & set(
+        launched
+    )
     for value, reference in zip(got, expected, strict=True):
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
 

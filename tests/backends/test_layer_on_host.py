@@ -264,14 +264,43 @@ def test_the_environment_chooses_threads_or_warps(monkeypatch):
     import subprocess
     import sys
 
-    for value, expected in (("", False), ("threads", False), ("warps", True), (" Warps ", True)):
+    for value, expected in (("", True), ("threads", False), ("warps", True), (" Threads ", False)):
         monkeypatch.setenv("REBIND_RNN_PRODUCTS", value)
         assert cupy_layer_kernels._products_over_warps() is expected
     monkeypatch.setenv("REBIND_RNN_PRODUCTS", "cudnn")
     with pytest.raises(ValueError, match="REBIND_RNN_PRODUCTS='cudnn': give threads or warps"):
         cupy_layer_kernels._products_over_warps()
     # read once, when the module is imported
-    monkeypatch.setenv("REBIND_RNN_PRODUCTS", "warps")
+    monkeypatch.setenv("REBIND_RNN_PRODUCTS", "threads")
     code = "from rebind.backends import cupy_layer_kernels as k; print(k.PRODUCTS_OVER_WARPS)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "True"
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("over_warps", "hidden", "rows", "gates", "expected"),
+    [
+        # over warps: up to 2**26 multiply-adds a step, and 512 units
+        (True, 200, 32, 4, True),
+        (True, 512, 32, 4, True),  # 4 x 32 x 512 x 512 = 2**25
+        (True, 256, 128, 4, True),
+        (True, 512, 64, 4, True),  # 2**26 exactly
+        (True, 512, 65, 4, False),
+        (True, 512, 128, 4, False),
+        (True, 512, 85, 3, True),  # a GRU's three gates: 66.8M
+        (True, 512, 86, 3, False),
+        (True, 513, 1, 4, False),  # wider than MAX_HIDDEN_WITH_PRODUCT
+        (True, 1024, 32, 4, False),
+        # a thread a unit: up to 256 units, any batch
+        (False, 256, 4096, 4, True),
+        (False, 257, 1, 4, False),
+        (False, 512, 32, 4, False),
+    ],
+)
+def test_where_steps_work_out_their_products(
+    monkeypatch, over_warps, hidden, rows, gates, expected
+):
+    monkeypatch.setattr(cupy_layer_kernels, "PRODUCTS_OVER_WARPS", over_warps)
+    assert cupy_layer_kernels.with_product(hidden, rows, gates) is expected
+    monkeypatch.setattr(cupy_layer_kernels, "MAX_HIDDEN_WITH_PRODUCT", 0)  # cuBLAS, always
+    assert cupy_layer_kernels.with_product(hidden, rows, gates) is False
