@@ -5,7 +5,7 @@
                                     [--cell lstm|gru]
 
 On a GPU, ``fused_layer`` runs an unrolled ``LSTMCell`` layer as one plan step.
-Up to ``cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT`` units each time step is
+Where ``cupy_layer_kernels.with_product`` says so each time step is
 one kernel that also works out the recurrent product, each unit's sums by its
 own thread ("threads") or, with ``PRODUCTS_OVER_WARPS``, split over a warp of
 32 threads ("warps"); wider layers take a cuBLAS product and a kernel per
@@ -18,11 +18,12 @@ ways, for each width and batch, and prints per pass:
 - PyTorch's cuDNN ``nn.LSTM`` layer of the same sizes, forward and backward,
   when torch is importable, as a reference.
 
-``--cell gru`` times an unrolled ``GRUCell`` layer the same way (no warp
-kernels there: its "warps" column is empty; "cuBLAS" is then the fused
-cells' steps, each with its cuBLAS product), against ``nn.GRU``.
+``--cell gru`` times an unrolled ``GRUCell`` layer the same way ("cuBLAS"
+is then the fused cells' steps, each with its cuBLAS product), against
+``nn.GRU``. The last column names the placement ``with_product`` and
+``PRODUCTS_OVER_WARPS`` choose for each row by default.
 The placement is read when a pass runs, so one binding serves all three. Its
-figures are what ``MAX_HIDDEN_WITH_PRODUCT`` and ``PRODUCTS_OVER_WARPS``
+figures are what ``with_product``'s limits and ``PRODUCTS_OVER_WARPS``
 should be set from. ``--device cpu`` runs the same script on NumPy (no layer
 step there: every placement runs the replaced steps), to check the script only.
 """
@@ -39,8 +40,27 @@ sys.path.insert(0, str(HERE))
 import rebind as mx  # noqa: E402
 from rebind.backends import cupy_layer_kernels  # noqa: E402
 
-# name -> (MAX_HIDDEN_WITH_PRODUCT, PRODUCTS_OVER_WARPS)
-PLACEMENTS = {"threads": (1 << 30, False), "warps": (1 << 30, True), "cuBLAS": (0, False)}
+# the settings of cupy_layer_kernels each placement runs under, whatever the width
+SETTINGS = (
+    "MAX_HIDDEN_WITH_PRODUCT",
+    "MAX_HIDDEN_OVER_THREADS",
+    "MAX_STEP_PRODUCT_OVER_WARPS",
+    "PRODUCTS_OVER_WARPS",
+)
+_ALL = 1 << 62
+PLACEMENTS = {
+    "threads": (_ALL, _ALL, _ALL, False),
+    "warps": (_ALL, _ALL, _ALL, True),
+    "cuBLAS": (0, 0, 0, False),
+}
+
+
+def default_placement(hidden, batch, kind):
+    """The placement cupy_layer_kernels' own settings choose for such a layer."""
+    kernels = cupy_layer_kernels
+    if not kernels.with_product(hidden, batch, {"lstm": 4, "gru": 3}[kind]):
+        return "cuBLAS"
+    return "warps" if kernels.PRODUCTS_OVER_WARPS else "threads"
 
 
 CELLS = {"lstm": mx.rnn.LSTMCell, "gru": mx.rnn.GRUCell}
@@ -94,16 +114,15 @@ def _rebind_layer(steps, hidden, batch, device, passes, kind="lstm"):
 
     figures = {}
     kernels = cupy_layer_kernels
-    saved = kernels.MAX_HIDDEN_WITH_PRODUCT, kernels.PRODUCTS_OVER_WARPS
+    saved = [getattr(kernels, setting) for setting in SETTINGS]
     try:
-        for name, (limit, over_warps) in PLACEMENTS.items():
-            if over_warps and kind == "gru":  # a GRU layer's steps have no warp kernels
-                figures[name] = (float("nan"), float("nan"))
-                continue
-            kernels.MAX_HIDDEN_WITH_PRODUCT, kernels.PRODUCTS_OVER_WARPS = limit, over_warps
+        for name, values in PLACEMENTS.items():
+            for setting, value in zip(SETTINGS, values, strict=True):
+                setattr(kernels, setting, value)
             figures[name] = _time_passes(run, device, passes)
     finally:
-        kernels.MAX_HIDDEN_WITH_PRODUCT, kernels.PRODUCTS_OVER_WARPS = saved
+        for setting, value in zip(SETTINGS, saved, strict=True):
+            setattr(kernels, setting, value)
     return figures, len(layers)
 
 
@@ -150,13 +169,13 @@ def main(argv=None):
     print(
         f"one {CELLS[args.cell].__name__} layer unrolled over {args.steps} steps, forward and "
         "backward; "
-        f"ms a pass (median of {args.passes}); MAX_HIDDEN_WITH_PRODUCT is "
-        f"{cupy_layer_kernels.MAX_HIDDEN_WITH_PRODUCT}, PRODUCTS_OVER_WARPS is "
-        f"{cupy_layer_kernels.PRODUCTS_OVER_WARPS}; x: the threads' wall time over each's"
+        f"ms a pass (median of {args.passes}); "
+        + ", ".join(f"{s} {getattr(cupy_layer_kernels, s)}" for s in SETTINGS)
+        + "; x: the threads' wall time over each's"
     )
     ways = "".join(f"  {name:>17}" for name in PLACEMENTS)
     ratios = f"{'warps':>6} {'cuBLAS':>6}"
-    print(f"{'hidden':>6} {'batch':>5} {'layers':>6}{ways}  {ratios}  torch cuDNN")
+    print(f"{'hidden':>6} {'batch':>5} {'layers':>6}{ways}  {ratios}  torch cuDNN  default")
     print(f"{'':>18}" + f"  {'wall':>8} {'host':>8}" * len(PLACEMENTS))
     for hidden in args.hidden:
         for batch in args.batch:
@@ -174,8 +193,9 @@ def main(argv=None):
                 f"{threads / figures[name][0]:>5.2f}x" for name in ("warps", "cuBLAS")
             )
             torch_text = "-" if reference is None else f"{reference:.3f}"
+            chosen = default_placement(hidden, batch, args.cell)
             print(
-                f"{hidden:>6} {batch:>5} {layers:>6}{cells}  {ratios}  {torch_text:>11}",
+                f"{hidden:>6} {batch:>5} {layers:>6}{cells}  {ratios}  {torch_text:>11}  {chosen}",
                 flush=True,
             )
     return 0

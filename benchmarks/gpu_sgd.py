@@ -17,14 +17,16 @@ workloads (their biases without decay, as Module's optimizer gives them):
   (``foreach``) and with ``fused=True``, on tensors of the same shapes.
 
 Each figure is the median over ``--steps`` steps of the device time between
-two CUDA events. Nothing is asserted: ``benchmarks/gpu.py`` gives the
-workloads' rates.
+two CUDA events, and of the host time the step's call took (a short step's
+device time is mostly the device waiting for that call's launch). Nothing
+is asserted: ``benchmarks/gpu.py`` gives the workloads' rates.
 """
 
 import argparse
 import math
 import statistics
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -42,15 +44,18 @@ def _shapes(model):
 
 
 def _device_ms(cupy, step, steps):
-    times = []
+    """Medians of the device ms between the events, and of the host us queuing a step."""
+    times, hosts = [], []
     start, stop = cupy.cuda.Event(), cupy.cuda.Event()
     for _ in range(steps):
         start.record()
+        queued = time.perf_counter()
         step()
+        hosts.append((time.perf_counter() - queued) * 1e6)
         stop.record()
         stop.synchronize()
         times.append(cupy.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
+    return statistics.median(times), statistics.median(hosts)
 
 
 def _rebind_step(cupy, shapes, shift):
@@ -120,9 +125,9 @@ def main(argv=None):
         for name, step in cases.items():
             for _ in range(3):  # compile and warm
                 step()
-            ms = _device_ms(cupy, step, args.steps)
+            ms, host = _device_ms(cupy, step, args.steps)
             rate = elements * 20 / ms / 1e6
-            print(f"  {name:<30} {ms:8.3f} ms  {rate:7.0f} GB/s", flush=True)
+            print(f"  {name:<30} {ms:8.3f} ms  {rate:7.0f} GB/s  host {host:6.1f} us", flush=True)
     return 0
 
 
