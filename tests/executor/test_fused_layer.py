@@ -135,14 +135,10 @@ def gpu_runs_agree(monkeypatch, kind, hidden, dtype):
     reason = backend.unavailable_reason()
     if reason is not None:
         pytest.skip(f"cupy backend unavailable: {reason}")
-    cell, states = {"lstm": (mx.rnn.LSTMCell, 4), "gru": (mx.rnn.GRUCell, 2)}[kind]
     # the begin states are variables that learn: their gradients come out of the layer
-    begin = [mx.sym.Variable(f"begin{k}") for k in range(states)]
-    shapes = {
-        "data": (BATCH, LENGTH),
-        "softmax_label": (BATCH, LENGTH),
-        **{f"begin{k}": (BATCH, hidden) for k in range(states)},
-    }
+    begin, begin_shapes = begin_states(kind, BATCH, hidden)
+    shapes = {"data": (BATCH, LENGTH), "softmax_label": (BATCH, LENGTH), **begin_shapes}
+    cell = KINDS[kind][0]
     symbol = _lm(LENGTH, states_out=True, begin_state=begin, cell=cell, hidden=hidden)
     types = {name: np.dtype(dtype) for name in symbol.list_arguments()}
     with monkeypatch.context() as patch:
