@@ -8,20 +8,35 @@ Each arithmetic rule is one row of ``_RULES`` and gives two operators: the
 """
 
 import attrs
+import numpy as np
 
 from .base import OpDef, merge_shape, mismatch, same_type
 from .params import param, positive
 
-__all__ = ["OPS", "broadcast_shape", "float_only", "reduce_to_shape"]
+__all__ = ["OPS", "broadcast_shape", "float_only", "mxnet_mod", "reduce_to_shape"]
 
 _OPERANDS = ("lhs", "rhs")
 
 
 def _divide(xp, a, b):
-    """a / b, truncated towards zero for integer arrays as C division is."""
-    if a.dtype.kind in "iu":
-        return xp.trunc(xp.true_divide(a, b)).astype(a.dtype)
-    return a / b
+    """a / b; integers truncate towards zero as C division does, and give 0 where b is 0.
+
+    MXNet's integer division by zero ends the process (SIGFPE); we give 0, as
+    its own modulo by zero and NumPy's integer division do.
+    """
+    if a.dtype.kind not in "iu":
+        return a / b
+    zero = b == 0
+    quotient = xp.trunc(xp.true_divide(a, xp.where(zero, xp.ones_like(b), b)))
+    return xp.where(zero, 0, quotient).astype(a.dtype)
+
+
+def _power(xp, a, b):
+    """a ** b; integers go through double as MXNet's pow does (2 ** -1 is 0, overflow INT_MIN)."""
+    if a.dtype.kind not in "iu":
+        return xp.power(a, b)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return xp.power(a.astype("float64"), b.astype("float64")).astype(a.dtype)
 
 
 # rule -> (forward f(xp, a, b), gradient of lhs, gradient of rhs), each gradient
@@ -36,7 +51,7 @@ _RULES = {
         lambda xp, g, a, b, y: -g * a / (b * b),
     ),
     "power": (
-        lambda xp, a, b: xp.power(a, b),
+        _power,
         lambda xp, g, a, b, y: g * b * xp.power(a, b - 1),
         lambda xp, g, a, b, y: g * y * xp.log(a),
     ),
@@ -69,6 +84,17 @@ def float_only(xp, operand, g, grad):
     return grad if operand.dtype.kind == "f" else xp.zeros_like(g)
 
 
+def mxnet_mod(xp, a, b):
+    """``a mod b`` with the divisor's sign (Python's %), and 0 where ``b`` is 0, as MXNet gives.
+
+    MXNet's kernel tests the divisor first, so a zero divisor gives 0 for every
+    dtype and every ``a`` (NaN included) where NumPy would give NaN.
+    """
+    zero = b == 0
+    safe = xp.where(zero, xp.ones_like(b), b)
+    return xp.where(zero, xp.zeros_like(b), xp.mod(a, safe))
+
+
 def _compare(test):
     return (lambda xp, a, b: test(a, b), _no_gradient, _no_gradient)
 
@@ -84,7 +110,7 @@ _RULES.update(
         "lesser_equal": _compare(lambda a, b: a <= b),
         # modulo takes the sign of the divisor, as Python's % and MXNet's mod do
         "mod": (
-            lambda xp, a, b: xp.mod(a, b),
+            mxnet_mod,
             lambda xp, g, a, b, y: float_only(xp, a, g, g),
             lambda xp, g, a, b, y: float_only(xp, a, g, -g * xp.floor(a / b)),
         ),

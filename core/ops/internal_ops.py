@@ -37,14 +37,15 @@ def _slice_assign_infer(p, in_shapes, out_shapes, aux_shapes):
     lhs = merge_shape(in_shapes[0], out_shapes[0], "lhs")
     ins = [lhs, *in_shapes[1:]]
     if lhs is not None and len(ins) == 2:
-        ins[1] = merge_shape(_slice_plan(p, lhs)[1], ins[1], "rhs")
+        ins[1] = merge_shape(_slice_plan(p, lhs, allow_empty=True)[1], ins[1], "rhs")
     return ins, [lhs], aux_shapes
 
 
 def _slice_assign_forward(ctx, p, inputs, aux):
     out = inputs[0].copy()
-    index, _ = _slice_plan(p, out.shape)
-    out[index] = inputs[1] if len(inputs) == 2 else p.scalar
+    index, shape = _slice_plan(p, out.shape, allow_empty=True)
+    if all(shape):  # MXNet leaves the data alone where the range is empty
+        out[index] = inputs[1] if len(inputs) == 2 else p.scalar
     return [out], None
 
 

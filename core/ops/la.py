@@ -11,6 +11,8 @@ type rule every linalg operator shares (the diagonal and decomposition
 families in ``la_diag.py`` and ``la_decomp.py`` import it with the helpers).
 """
 
+import math
+
 import attrs
 
 from ..errors import DTypeMismatchError
@@ -72,6 +74,11 @@ class Gemm2Params:
     transpose_b: bool = param("bool", False)
     alpha: float = param("float", 1.0)
     axis: int = param("int", -2)
+
+
+def scale(xp, alpha, product):
+    """``alpha * product``, or zeros for alpha 0: BLAS reads no operand then (NaN stays out)."""
+    return xp.zeros_like(product) if alpha == 0 else alpha * product
 
 
 def _row_axis(p, shape):
@@ -137,8 +144,8 @@ def _operands(ctx, p, inputs):
 def _gemm_forward(ctx, p, inputs, aux):
     xp = ctx.xp
     a, b, axis = _operands(ctx, p, inputs)
-    out = p.alpha * xp.matmul(a, b)
-    if len(inputs) == 3:
+    out = scale(xp, p.alpha, xp.matmul(a, b))
+    if len(inputs) == 3 and p.beta != 0:  # beta 0: C is not read (BLAS)
         out = out + p.beta * _rows_last(xp, inputs[2], axis)
     return [_rows_back(xp, out.astype(inputs[0].dtype, copy=False), axis)], (a, b, axis)
 
@@ -148,13 +155,13 @@ def _gemm_backward(ctx, p, saved, out_grads, need_grad):
     grad = _rows_last(xp, out_grads[0], axis)
     grads = [None] * len(need_grad)
     if need_grad[0]:  # d op(A) = alpha dOut op(B)^T
-        da = p.alpha * xp.matmul(grad, swap(xp, b))
+        da = scale(xp, p.alpha, xp.matmul(grad, swap(xp, b)))
         grads[0] = _rows_back(xp, swap(xp, da) if p.transpose_a else da, axis)
     if need_grad[1]:  # d op(B) = alpha op(A)^T dOut
-        db = p.alpha * xp.matmul(swap(xp, a), grad)
+        db = scale(xp, p.alpha, xp.matmul(swap(xp, a), grad))
         grads[1] = _rows_back(xp, swap(xp, db) if p.transpose_b else db, axis)
     if len(need_grad) == 3 and need_grad[2]:
-        grads[2] = p.beta * out_grads[0]
+        grads[2] = scale(xp, p.beta, out_grads[0])
     return grads
 
 
@@ -228,13 +235,15 @@ def triangular_product(xp, a, b, p, transpose):
     tri = triangle(xp, a, p.lower)
     tri = swap(xp, tri) if transpose else tri
     product = xp.matmul(b, tri) if p.rightside else xp.matmul(tri, b)
-    return p.alpha * product
+    return scale(xp, p.alpha, product)
 
 
 def triangular_solve(xp, a, b, p, transpose):
     """alpha * op(tri(A))^-1 B, or alpha * B op(tri(A))^-1 with ``rightside``."""
     tri = triangle(xp, a, p.lower)
     tri = swap(xp, tri) if transpose else tri
+    if p.alpha == 0:  # BLAS sets the result to zero without reading A or B
+        return xp.zeros_like(b)
     if p.rightside:  # X op = B  <=>  op^T X^T = B^T
         return p.alpha * swap(xp, xp.linalg.solve(swap(xp, tri), swap(xp, b)))
     return p.alpha * xp.linalg.solve(tri, b)
@@ -259,7 +268,7 @@ def _trmm_backward(ctx, p, saved, out_grads, need_grad):
     xp, (a, b), grad = ctx.xp, saved, out_grads[0]
     grads = [None, None]
     if need_grad[0]:
-        grads[0] = p.alpha * _grad_of_triangle(xp, p, grad, b)
+        grads[0] = scale(xp, p.alpha, _grad_of_triangle(xp, p, grad, b))
     if need_grad[1]:
         grads[1] = triangular_product(xp, a, grad, p, not p.transpose)
     return grads
@@ -276,7 +285,9 @@ def _trsm_backward(ctx, p, saved, out_grads, need_grad):
     db = triangular_solve(xp, a, grad, p, not p.transpose)
     grads = [None, None]
     if need_grad[0]:
-        grads[0] = (-1.0 / p.alpha) * _grad_of_triangle(xp, p, db, out)
+        # MXNet scales by -1/alpha (-inf for alpha 0, which makes NaN) and masks afterwards
+        factor = -1.0 / p.alpha if p.alpha else -math.inf
+        grads[0] = triangle(xp, factor * _grad_of_triangle(xp, p, db, out), p.lower)
     if need_grad[1]:
         grads[1] = db
     return grads
@@ -329,7 +340,7 @@ def _syrk_infer_shape(p, in_shapes, out_shapes, aux_shapes):
 def _syrk_forward(ctx, p, inputs, aux):
     xp, a = ctx.xp, inputs[0]
     product = xp.matmul(swap(xp, a), a) if p.transpose else xp.matmul(a, swap(xp, a))
-    return [(p.alpha * product).astype(a.dtype, copy=False)], a
+    return [scale(xp, p.alpha, product).astype(a.dtype, copy=False)], a
 
 
 def _syrk_backward(ctx, p, a, out_grads, need_grad):
@@ -337,7 +348,7 @@ def _syrk_backward(ctx, p, a, out_grads, need_grad):
         return [None]
     xp, grad = ctx.xp, out_grads[0]
     sym = grad + swap(xp, grad)
-    return [p.alpha * (xp.matmul(a, sym) if p.transpose else xp.matmul(sym, a))]
+    return [scale(xp, p.alpha, xp.matmul(a, sym) if p.transpose else xp.matmul(sym, a))]
 
 
 SYRK = OpDef(

@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 
 from .base import OpDef, elementwise_shape
-from .binary import float_only
+from .binary import float_only, mxnet_mod
 from .params import param
 
 __all__ = ["OPS", "scalar_operands"]
@@ -54,19 +54,52 @@ def scalar_operands(p, x):
     target = _result_dtype(p, x.dtype.name)
     if target != x.dtype.name:
         x = x.astype(target)
-    value = int(p.scalar) if x.dtype.kind in "iu" else p.scalar
-    return x, x.dtype.type(value)
+    return x, c_cast(p.scalar, x.dtype)
 
 
-def _divide(xp, a, b, dtype):
-    """a / b in ``dtype``, truncated towards zero for integers as C division is.
+def c_cast(value, dtype):
+    """``value`` as C's ``DType(value)`` gives it: truncated, out-of-range integers wrapped.
+
+    MXNet converts its double scalar with a C cast, so ``uint8 + -1`` adds 255
+    where NumPy would refuse the Python integer; NumPy's float-to-int cast is
+    the same C conversion.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.array(float(value), np.float64).astype(dtype)[()]
+
+
+def _divide_by_scalar(xp, x, s):
+    """x / s; for integers truncated towards zero as C division is, and 0 where s is 0.
+
+    MXNet's integer division by zero ends the process (SIGFPE); we give 0, as
+    its own modulo by zero and NumPy's integer division do.
+    """
+    if x.dtype.kind not in "iu":
+        return xp.true_divide(x, s)
+    if s == 0:
+        return xp.zeros_like(x)
+    return xp.trunc(xp.true_divide(x, s)).astype(x.dtype)
+
+
+def _divide_scalar_by(xp, s, x):
+    """s / x, with _divide_by_scalar's integer rules.
 
     xp's functions rather than operators: a NumPy scalar on the left of a CuPy
     array must not try to convert the array.
     """
-    if dtype.kind in "iu":
-        return xp.trunc(xp.true_divide(a, b)).astype(dtype)
-    return xp.true_divide(a, b)
+    if x.dtype.kind not in "iu":
+        return xp.true_divide(s, x)
+    zero = x == 0
+    quotient = xp.trunc(xp.true_divide(s, xp.where(zero, xp.ones_like(x), x)))
+    return xp.where(zero, 0, quotient).astype(x.dtype)
+
+
+def _power(xp, base, exponent, dtype):
+    """base ** exponent; integers go through double as MXNet's pow does (2 ** -1 is 0)."""
+    if np.dtype(dtype).kind not in "iu":
+        return xp.power(base, exponent)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return xp.power(xp.asarray(base, "float64"), xp.asarray(exponent, "float64")).astype(dtype)
 
 
 def _log_of(s):
@@ -91,22 +124,22 @@ _TABLE = {
     "_mul_scalar": (("_MulScalar",), lambda xp, x, s: x * s, lambda xp, g, x, y, s: g * s),
     "_div_scalar": (
         ("_DivScalar",),
-        lambda xp, x, s: _divide(xp, x, s, x.dtype),
+        lambda xp, x, s: _divide_by_scalar(xp, x, s),
         lambda xp, g, x, y, s: g / s,
     ),
     "_rdiv_scalar": (
         ("_RDivScalar",),
-        lambda xp, x, s: _divide(xp, s, x, x.dtype),
+        lambda xp, x, s: _divide_scalar_by(xp, s, x),
         lambda xp, g, x, y, s: -(g * s) / (x * x),
     ),
     "_power_scalar": (
         ("_PowerScalar",),
-        lambda xp, x, s: x**s,
+        lambda xp, x, s: _power(xp, x, s, x.dtype),
         lambda xp, g, x, y, s: g * x ** (s - 1) * s,
     ),
     "_rpower_scalar": (
         ("_RPowerScalar",),
-        lambda xp, x, s: xp.power(s, x),
+        lambda xp, x, s: _power(xp, s, x, x.dtype),
         lambda xp, g, x, y, s: g * (y * _log_of(s)),
     ),
     "_maximum_scalar": (
@@ -145,15 +178,15 @@ _TABLE.update(
         ),
         "_lesser_scalar": (("_LesserScalar",), lambda xp, x, s: x < s, _zero_gradient),
         "_lesser_equal_scalar": (("_LesserEqualScalar",), lambda xp, x, s: x <= s, _zero_gradient),
-        # MXNet's mod has no gradient for integer operands
+        # MXNet's mod has no gradient for integer operands, and gives 0 for a zero divisor
         "_mod_scalar": (
             ("_ModScalar",),
-            lambda xp, x, s: xp.mod(x, s),
+            lambda xp, x, s: xp.zeros_like(x) if s == 0 else xp.mod(x, s),
             lambda xp, g, x, y, s: float_only(xp, x, g, _passed(xp, g, x, y, s)),
         ),
         "_rmod_scalar": (
             ("_RModScalar",),
-            lambda xp, x, s: xp.mod(s, x),
+            lambda xp, x, s: mxnet_mod(xp, s, x),
             lambda xp, g, x, y, s: float_only(xp, x, g, -g * xp.floor(s / x)),
         ),
     }
@@ -228,19 +261,13 @@ class ClipParams:
     a_max: float = param("float")
 
 
-def _bounds(p, dtype):
-    # MXNet stores the bounds as 32-bit floats, then converts them to the data's dtype
-    low, high = np.float32(p.a_min), np.float32(p.a_max)
-    if np.dtype(dtype).kind in "iu":
-        return dtype.type(int(low)), dtype.type(int(high))
-    return dtype.type(low), dtype.type(high)
-
-
 def _clip_forward(ctx, p, inputs, aux):
     xp, x = ctx.xp, inputs[0]
-    low, high = _bounds(p, x.dtype)
+    # MXNet keeps the bounds as 32-bit floats and compares the data with them there;
+    # only a bound written out is converted to the data's dtype (C's cast)
+    low, high = np.float32(p.a_min), np.float32(p.a_max)
     # MXNet tests the upper bound first, which matters only when a_min > a_max
-    out = xp.where(x > high, high, xp.where(x < low, low, x))
+    out = xp.where(x > high, c_cast(high, x.dtype), xp.where(x < low, c_cast(low, x.dtype), x))
     return [out.astype(x.dtype, copy=False)], (x, low, high)
 
 
@@ -248,7 +275,8 @@ def _clip_backward(ctx, p, saved, out_grads, need_grad):
     if not need_grad[0]:
         return [None]
     x, low, high = saved
-    inside = (x >= low) & (x <= high)
+    # MXNet zeroes only what is above or below the bounds: NaN passes its gradient
+    inside = ~((x > high) | (x < low))
     return [(out_grads[0] * inside).astype(x.dtype, copy=False)]
 
 

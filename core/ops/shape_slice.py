@@ -1,7 +1,8 @@
 """Basic slicing: slice (alias crop) over several axes, slice_axis over one.
 
-Both follow MXNet's bounds rules, which are stricter than Python's: a begin or
-end outside the axis, or an empty result, is an error rather than clipped.
+Both follow MXNet's bounds rules: slice clips a begin or end outside the axis
+(as Python does) but refuses an empty result; slice_axis refuses a range that
+does not fit the axis.
 The gradient scatters the head gradient into zeros at the sliced region.
 """
 
@@ -72,35 +73,38 @@ class SliceParams:
             raise ValueError(f"step {self.step} contains 0")
 
 
-def _axis_range(begin, end, step, size, axis, shape):
-    """MXNet's checked (begin, end) of one axis, end -1 meaning 'before 0' for step < 0."""
+def _axis_range(begin, end, step, size):
+    """MXNet's (begin, end) of one axis: negatives count back, then both are clipped.
 
-    def fail(reason):
-        return mismatch("data", tuple(shape), f"a size at axis {axis} that fits the slice", reason)
-
-    if step > 0:
-        b, e = (0 if begin is None else begin), (size if end is None else end)
-        b, e = (b + size if b < 0 else b), (e + size if e < 0 else e)
-        if not (0 <= b < size and 0 <= e <= size):
-            raise fail(f"begin {begin}/end {end} out of range for size {size}")
-    else:
-        b = size - 1 if begin is None else (begin + size if begin < 0 else begin)
-        e = -1 if end is None else (end + size if end < 0 else end)
-        if not (0 <= b < size and -1 <= e < size):
-            raise fail(f"begin {begin}/end {end} out of range for size {size}")
-    if b == e:
-        raise fail(f"begin and end are both {b}: an empty slice is not supported")
-    return b, e
+    A begin past the axis (for the step's direction) becomes -1 and an end is
+    clipped into [-1, size], -1 meaning 'before 0' for a negative step; the
+    range is empty where begin is -1 or the pair does not run in the step's
+    direction.
+    """
+    b = (size - 1 if step < 0 else 0) if begin is None else begin
+    e = (-1 if step < 0 else size) if end is None else end
+    b = b + size if b < 0 else b
+    e = e + size if end is not None and e < 0 else e
+    b = 0 if b < 0 and step > 0 else b
+    b = size - 1 if b > size - 1 and step < 0 else b
+    b = -1 if b < 0 or b > size - 1 else b
+    return b, min(max(e, -1), size)
 
 
 def _length(b, e, step):
+    if b < 0:
+        return 0
     if step > 0:
         return (e - b - 1) // step + 1 if e > b else 0
     return (b - e - 1) // -step + 1 if b > e else 0
 
 
-def _slice_plan(p, shape):
-    """(index tuple, output shape); dims of unknown size stay 0 in the output."""
+def _slice_plan(p, shape, allow_empty=False):
+    """(index tuple, output shape); dims of unknown size stay 0 in the output.
+
+    An empty result raises (MXNet's slice cannot give a zero-size array)
+    unless ``allow_empty``: slice assignment to an empty range does nothing.
+    """
     if len(p.begin) > len(shape):
         raise mismatch(
             "data",
@@ -116,12 +120,16 @@ def _slice_plan(p, shape):
             index.append(slice(None))
             out[axis] = 0
             continue
-        b, e = _axis_range(begin, end, step, size, axis, shape)
-        index.append(slice(b, None if e < 0 else e, step))
+        b, e = _axis_range(begin, end, step, size)
         out[axis] = _length(b, e, step)
-        if not out[axis]:
+        index.append(slice(b, None if e < 0 else e, step) if out[axis] else slice(0, 0))
+        if not out[axis] and not allow_empty:
             raise mismatch(
-                "data", tuple(shape), "a non-empty slice", f"slice at axis {axis} is empty"
+                "data",
+                tuple(shape),
+                "a non-empty slice",
+                f"begin {begin}, end {end}, step {step} select nothing at axis {axis} "
+                f"of size {size}",
             )
     return tuple(index), tuple(out)
 

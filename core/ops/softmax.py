@@ -9,6 +9,8 @@ positions along ``axis`` take part: the others get output 0 and gradient 0.
 (SoftmaxOutput, the loss layer, lives elsewhere.)
 """
 
+import math
+
 import attrs
 
 from .base import OpDef, merge_shape, mismatch
@@ -75,11 +77,18 @@ def _length_mask(xp, x, length, axis):
     return positions < length.reshape(shape)
 
 
+def _scale(p, sign):
+    """sign / temperature; temperature 0 divides by zero as MXNet does (every row NaN)."""
+    if p.temperature is None:
+        return sign
+    return sign / p.temperature if p.temperature else math.copysign(math.inf, sign)
+
+
 def _softmax_parts(xp, x, p, sign, mask):
     """(shifted logits, sum of their exps): softmax = exp(shifted) / sum."""
     axis = _axis(p, x.ndim)
     x = _wide(xp, x)
-    scale = sign / p.temperature if p.temperature is not None else sign
+    scale = _scale(p, sign)
     if scale != 1:
         x = x * scale
     if mask is not None:
@@ -124,7 +133,7 @@ def _family(name, sign, log, doc):
             grad = g - probs * xp.sum(g, axis=axis, keepdims=True)
         else:
             grad = out * (g - xp.sum(g * out, axis=axis, keepdims=True))
-        scale = sign / p.temperature if p.temperature is not None else sign
+        scale = _scale(p, sign)
         if scale != 1:
             grad *= scale
         grads[0] = grad.astype(dtype, copy=False)

@@ -53,15 +53,21 @@ def _gather_infer(p, in_shapes, out_shapes, aux_shapes):
     return in_shapes, out_shapes, aux_shapes
 
 
-def _gather_forward(ctx, p, inputs, aux):
-    data, indices = inputs
+def _check_bounds(op_name, indices, shape):
+    """MXNet's gather_nd bounds, -size <= index <= size - 1, else an IndexError."""
     leading = indices.reshape(indices.shape[0], -1)
-    for axis in range(indices.shape[0]):  # MXNet's bounds: -size <= index <= size - 1
-        size = data.shape[axis]
+    for axis in range(indices.shape[0]):
+        size = shape[axis]
         if bool(((leading[axis] > size - 1) | (leading[axis] < -size)).any()):
             raise IndexError(
-                f"gather_nd: an index is out of bounds for axis {axis} with size {size}"
+                f"{op_name}: an index is out of bounds for axis {axis} with size {size}; "
+                f"keep the indices in [-{size}, {size - 1}]"
             )
+
+
+def _gather_forward(ctx, p, inputs, aux):
+    data, indices = inputs
+    _check_bounds("gather_nd", indices, data.shape)
     index = _positions(ctx.xp, indices, data.shape)
     return [data[index]], (data.shape, data.dtype, index, indices)
 
@@ -106,6 +112,8 @@ def _scatter_infer(p, in_shapes, out_shapes, aux_shapes):
 def _scatter_forward(ctx, p, inputs, aux):
     data, indices = inputs
     out = ctx.xp.zeros(p.shape, dtype=data.dtype)
+    # MXNet writes past its buffer for an index out of range; we refuse it as gather_nd does
+    _check_bounds("scatter_nd", indices, p.shape)
     index = _positions(ctx.xp, indices, p.shape)
     out[index] = data
     return [out], (index, indices)
@@ -120,6 +128,7 @@ def _scatter_backward(ctx, p, saved, out_grads, need_grad):
 def _scatter_set_forward(ctx, p, inputs, aux):
     lhs, rhs, indices = inputs
     out = lhs.copy()
+    _check_bounds("_scatter_set_nd", indices, lhs.shape)
     out[_positions(ctx.xp, indices, lhs.shape)] = rhs
     return [out], None
 
@@ -240,7 +249,10 @@ def _fill_forward(ctx, p, inputs, aux):
     lhs, mhs, rhs = inputs
     out = lhs.copy()
     columns = rhs.astype("int64")
-    out[ctx.xp.arange(lhs.shape[0]), columns] = mhs.astype(lhs.dtype, copy=False)
+    # a column outside the row is skipped, as MXNet does, rather than an IndexError
+    inside = (columns >= 0) & (columns < lhs.shape[1])
+    values = mhs.astype(lhs.dtype, copy=False)
+    out[ctx.xp.arange(lhs.shape[0])[inside], columns[inside]] = values[inside]
     return [out], None
 
 
@@ -260,7 +272,10 @@ def _onehot_forward(ctx, p, inputs, aux):
     lhs, rhs = inputs
     xp = ctx.xp
     out = xp.zeros_like(rhs)
-    out[xp.arange(rhs.shape[0]), lhs.astype("int64")] = 1
+    columns = lhs.astype("int64")  # MXNet truncates the float indices
+    # an index outside [0, depth) leaves its row zero, as MXNet's one_hot_encode does
+    inside = (columns >= 0) & (columns < rhs.shape[1])
+    out[xp.arange(rhs.shape[0])[inside], columns[inside]] = 1
     return [out], None
 
 

@@ -15,7 +15,7 @@ from .base import OpDef
 from .params import param
 from .special import erf
 
-__all__ = ["OPS", "round_half_away"]
+__all__ = ["OPS", "round_half_away", "round_half_down"]
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -27,6 +27,25 @@ def round_half_away(xp, x):
     whole = xp.trunc(x)
     # x - trunc(x) is exact in floating point, so the half test is exact too
     return whole + xp.where(xp.abs(x - whole) >= 0.5, xp.sign(x), 0).astype(x.dtype)
+
+
+def round_half_down(xp, x):
+    """MXNet's rint: the nearer of floor and ceil, the floor on a tie (-2.5 -> -3, 2.5 -> 2)."""
+    if x.dtype.kind != "f":
+        return x
+    below, above = xp.floor(x), xp.ceil(x)
+    # NaN and +-inf fail the test and keep ceil's value, which is themselves
+    return xp.where(x - below <= above - x, below, above)
+
+
+def _sign(xp, x):
+    """-1, 0 or 1; MXNet's sign of NaN is 0 (its kernel tests < 0 and > 0 only)."""
+    return xp.where(x != x, 0, xp.sign(x)).astype(x.dtype, copy=False)
+
+
+def _relu_derivative(xp, x, y):
+    """1 where the output is positive, else 0; MXNet's relu_grad of NaN is NaN."""
+    return xp.where(y != y, y, y > 0)
 
 
 def _sigmoid(xp, x):
@@ -45,7 +64,7 @@ def _rcbrt(xp, x):
 
 # name -> (forward, derivative or None, doc)
 _MATH = {
-    "abs": (lambda xp, x: xp.abs(x), lambda xp, x, y: xp.sign(x), "|x|"),
+    "abs": (lambda xp, x: xp.abs(x), lambda xp, x, y: _sign(xp, x), "|x|"),
     "negative": (lambda xp, x: -x, lambda xp, x, y: -1, "-x"),
     "reciprocal": (lambda xp, x: 1 / x, lambda xp, x, y: -y * y, "1/x"),
     "square": (lambda xp, x: x * x, lambda xp, x, y: 2 * x, "x^2"),
@@ -60,7 +79,7 @@ _MATH = {
     "log2": (lambda xp, x: xp.log2(x), lambda xp, x, y: 1 / (x * _LN2), "log base 2"),
     "log1p": (lambda xp, x: xp.log1p(x), lambda xp, x, y: 1 / (1 + x), "log(1 + x)"),
     "erf": (_erf, lambda xp, x, y: _TWO_OVER_SQRT_PI * xp.exp(-x * x), "the error function"),
-    "relu": (lambda xp, x: xp.maximum(x, 0), lambda xp, x, y: y > 0, "max(x, 0)"),
+    "relu": (lambda xp, x: xp.maximum(x, 0), _relu_derivative, "max(x, 0)"),
     "sigmoid": (_sigmoid, lambda xp, x, y: y * (1 - y), "1/(1 + e^-x)"),
     "softsign": (
         lambda xp, x: x / (1 + xp.abs(x)),
@@ -94,12 +113,12 @@ _MATH = {
     "degrees": (lambda xp, x: xp.degrees(x), lambda xp, x, y: 180 / math.pi, "radians to degrees"),
     "radians": (lambda xp, x: xp.radians(x), lambda xp, x, y: math.pi / 180, "degrees to radians"),
     # piecewise constant: MXNet gives them a zero gradient
-    "sign": (lambda xp, x: xp.sign(x), None, "-1, 0 or 1"),
+    "sign": (_sign, None, "-1, 0 or 1"),
     "floor": (lambda xp, x: xp.floor(x), None, "round towards -inf"),
     "ceil": (lambda xp, x: xp.ceil(x), None, "round towards +inf"),
     "trunc": (lambda xp, x: xp.trunc(x), None, "round towards zero"),
     "fix": (lambda xp, x: xp.trunc(x), None, "round towards zero"),
-    "rint": (lambda xp, x: xp.rint(x), None, "round to nearest, halves to even"),
+    "rint": (round_half_down, None, "round to nearest, halves towards -inf"),
     "round": (round_half_away, None, "round to nearest, halves away from zero"),
 }
 

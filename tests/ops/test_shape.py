@@ -287,7 +287,6 @@ def test_slice_matches_python_slicing(attrs, expected, ctx):
     "begin, end, step",
     [
         ("(4,)", "(None,)", "()"),
-        ("(0,)", "(6,)", "()"),
         ("(2,)", "(2,)", "()"),
         ("(3,)", "(1,)", "()"),
         ("(0, 0, 0)", "(1, 1, 1)", "()"),
@@ -296,6 +295,18 @@ def test_slice_matches_python_slicing(attrs, expected, ctx):
 def test_slice_out_of_range_is_a_shape_error(begin, end, step):
     with pytest.raises(ShapeError):
         infer("slice", {"begin": begin, "end": end, "step": step}, [(4, 5)])
+
+
+@pytest.mark.parametrize(
+    "begin, end, step, shape",
+    [
+        ("(0,)", "(6,)", "()", (4, 5)),  # MXNet clips an end past the axis
+        ("(-9, 1)", "(9, 99)", "()", (4, 4)),
+        ("(9,)", "(-9,)", "(-1,)", (4, 5)),  # and a begin past it for a negative step
+    ],
+)
+def test_slice_clips_bounds_past_the_axis(begin, end, step, shape):
+    assert infer("slice", {"begin": begin, "end": end, "step": step}, [(4, 5)])[1] == [shape]
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ amp_cast, amp_multicast, _copy, BlockGrad, MakeLoss, make_loss, the regression
 outputs, SVMOutput and IdentityAttachKLSparseReg.
 
 Functions ONNX lacks are composed from its operators where exact (cbrt, trunc,
-MXNet's round with halves away from zero); gamma, gammaln and erfinv have no
-ONNX form and are refused.
+MXNet's round with halves away from zero, its rint with halves down); gamma,
+gammaln and erfinv have no ONNX form and are refused.
 """
 
 import math
@@ -87,6 +87,16 @@ def _round_half_away(g, x, output, dtype):
     return g.add_node("Add", [whole, signed], [output])
 
 
+def _rint_half_down(g, x, output, dtype):
+    # MXNet's rint takes the floor on a tie (x - floor <= ceil - x), not ONNX Round's even
+    below = g.add_node("Floor", [x], [_fresh(g)])
+    above = g.add_node("Ceil", [x], [_fresh(g)])
+    down = g.add_node("Sub", [x, below], [_fresh(g)])
+    up = g.add_node("Sub", [above, x], [_fresh(g)])
+    nearer_below = g.add_node("LessOrEqual", [down, up], [_fresh(g)])
+    return g.add_node("Where", [nearer_below, below, above], [output])
+
+
 UNARY = {
     "abs": _op("Abs"),
     "negative": _op("Neg"),
@@ -125,7 +135,7 @@ UNARY = {
     "ceil": _op("Ceil"),
     "trunc": _trunc,
     "fix": _trunc,
-    "rint": _op("Round"),
+    "rint": _rint_half_down,
     "round": _round_half_away,
 }
 

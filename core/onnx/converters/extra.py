@@ -216,10 +216,12 @@ def convert_copyto(node, g):
 # -- indices ------------------------------------------------------------------------------------
 @converter("_onehot_encode")
 def convert_onehot_encode(node, g):
-    """Row i is 1 at column lhs[i] (truncated, negatives from the end), rhs gives the shape."""
+    """Row i is 1 at column lhs[i] (truncated), rhs gives the shape.
+
+    An index outside [0, depth) matches no column: its row stays zero, as in MXNet.
+    """
     depth = node.out_shapes[0][1]
     index = cast(g, node.inputs[0], "int64", node.in_dtypes[0], node.name + "_int")
-    index = _op(g, node, "Mod", [index, ints(g, [depth])], "_wrapped")
     column = axes_input(g, node, "Unsqueeze", index, [1], g.fresh(node.name + "_column"))
     hits = _op(g, node, "Equal", [column, ints(g, range(depth), node.name + "_range")], "_hits")
     g.add_node("Cast", [hits], [node.outputs[0]], to=tensor_type(node.out_dtypes[0]))
