@@ -61,6 +61,8 @@ class GroupAdaGrad(Optimizer):
     Weight decay is not supported.
     """
 
+    _float32_settings = True  # a fused operator in MXNet
+
     def __init__(self, eps=1e-5, **kwargs):
         super().__init__(**kwargs)
         self.float_stable_eps = eps
@@ -103,6 +105,8 @@ class RMSProp(Optimizer):
     ``clip_weights`` then clips the weight into ``[-clip_weights, clip_weights]``.
     The state is ``(n,)``, or ``(n, m, delta)`` when centered.
     """
+
+    _float32_settings = True  # a fused operator in MXNet
 
     def __init__(
         self,
@@ -186,6 +190,8 @@ class Ftrl(Optimizer):
     ``w = (sign(z) * lamda1 - z) / ((beta + sqrt(n)) / lr + wd)`` where
     ``|z| > lamda1``, else 0. The state is ``(z, n)``.
     """
+
+    _float32_settings = True  # a fused operator in MXNet
 
     def __init__(self, lamda1=0.01, learning_rate=0.1, beta=1, **kwargs):
         # MXNet sets the rate after the base constructor, so a scheduler's

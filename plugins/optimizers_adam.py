@@ -7,15 +7,21 @@ update rules of ``rebind.optimizer.rules``, shared with ``adam_update``,
 weight decay to the rescaled gradient before clipping (so the decay is
 clipped too); LAMB clips the gradient alone and adds the decay to the
 normalised step. ``t`` is the number of updates of the weight's index so far,
-counted from ``begin_num_update``.
+counted from ``begin_num_update``. LAMB given lists of weights (as the updater
+gives them: its ``aggregate_num`` is 45) follows ``_multi_lamb_update``.
 """
 
 import math
+import os
+from types import SimpleNamespace
+
+import numpy as np
 
 from rebind.backends import cupy_multi_kernels, cupy_rule_kernels
 from rebind.backends.cupy_kernels import fusable
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
+from rebind.optimizer.multi_lamb import lamb_tensor_step
 from rebind.optimizer.rules import (
     adam_step,
     ftml_step,
@@ -41,7 +47,7 @@ class _MomentOptimizer(Optimizer):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
-        decayed = self._rescaled(grad) + weight._data * wd
+        decayed = self._rescaled(grad) + weight._data * self._setting(weight._data, wd)
         return lr, wd, t, self._clip(decayed)
 
 
@@ -56,6 +62,8 @@ class Adam(_MomentOptimizer):
         epsilon: added to ``sqrt(v)``.
         lazy_update: MXNet's row-sparse lazy update; no effect on dense arrays.
     """
+
+    _float32_settings = True  # a fused operator in MXNet
 
     def __init__(
         self,
@@ -216,6 +224,8 @@ class FTML(_MomentOptimizer):
     The state is ``(d, v, z)``.
     """
 
+    _float32_settings = True  # a fused operator in MXNet
+
     def __init__(self, beta1=0.6, beta2=0.999, epsilon=1e-8, **kwargs):
         super().__init__(**kwargs)
         self.beta1 = beta1
@@ -241,6 +251,8 @@ class LAMB(_MomentOptimizer):
     when given, and a ratio of 1 when either norm is 0.
     """
 
+    _float32_settings = True  # a fused operator in MXNet
+
     def __init__(
         self,
         learning_rate=0.001,
@@ -259,8 +271,64 @@ class LAMB(_MomentOptimizer):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
         self.bias_correction = bias_correction
+        size = int(os.environ.get("MXNET_OPTIMIZER_AGGREGATION_SIZE", "45"))
+        self.aggregate_num = max(1, min(45, size))
 
     def update(self, index, weight, grad, state):
+        """Update one weight, or lists of them as ``multi_lamb_update`` does (see below)."""
+        if isinstance(index, (list, tuple)):
+            self._update_aggregated(index, weight, grad, state, multi_precision=False)
+            return
+        self._update_one(index, weight, grad, state)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        """``update``; lists of weights through their float32 master copies when enabled."""
+        if not isinstance(index, (list, tuple)):
+            super().update_multi_precision(index, weight, grad, state)
+            return
+        mixed = self.multi_precision and weight[0].dtype == np.float16
+        self._update_aggregated(index, weight, grad, state, multi_precision=mixed)
+
+    def _update_aggregated(self, indices, weights, grads, states, multi_precision):
+        """Lists of weights, as MXNet's LAMB runs them: ``multi_lamb_update``'s arithmetic.
+
+        With ``aggregate_num`` 1 MXNet takes the single-weight path instead
+        (``lamb_update_phase1``/``2``), for a list of one weight.
+        """
+        if self.aggregate_num <= 1:
+            if multi_precision:
+                super().update_multi_precision(indices[0], weights[0], grads[0], states[0])
+            else:
+                self._update_one(indices[0], weights[0], grads[0], states[0])
+            return
+        for weight, grad in zip(weights, grads, strict=True):
+            self._check_arrays("LAMB", weight, grad)
+        self._update_count(list(indices))
+        lrs, wds = self._get_lrs(indices), self._get_wds(indices)
+        settings = SimpleNamespace(
+            beta1=self.beta1,
+            beta2=self.beta2,
+            epsilon=self.epsilon,
+            rescale_grad=self.rescale_grad,
+            clip_gradient=self.clip_gradient if self.clip_gradient else -1.0,
+            lower_bound=self.lower_bound if self.lower_bound else -1.0,
+            upper_bound=self.upper_bound if self.upper_bound else -1.0,
+            bias_correction=self.bias_correction,
+        )
+        for index, weight, grad, state, lr, wd in zip(
+            indices, weights, grads, states, lrs, wds, strict=True
+        ):
+            target, (mean, var) = (state[0], state[1]) if multi_precision else (weight, state)
+            t = self._index_update_count[index]
+            xp = weight.context.backend.xp
+            lamb_tensor_step(
+                xp, settings, target._data, weight._data, grad._data, mean._data, var._data,
+                lr, wd, t,
+            )  # fmt: skip
+            if multi_precision:
+                weight._data[...] = target._data.astype(weight._data.dtype)
+
+    def _update_one(self, index, weight, grad, state):
         self._check_arrays("LAMB", weight, grad)
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)

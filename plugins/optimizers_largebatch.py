@@ -38,6 +38,8 @@ class LBSGD(Optimizer):
         num_epochs: kept for MXNet's signature.
     """
 
+    _float32_settings = True  # a fused operator in MXNet
+
     def __init__(
         self,
         momentum=0.0,

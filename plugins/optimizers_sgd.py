@@ -50,6 +50,8 @@ class SGD(Optimizer):
             dense, where it changes nothing.
     """
 
+    _float32_settings = True  # a fused operator in MXNet
+
     _master_copy_first = False
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
@@ -106,6 +108,8 @@ class NAG(Optimizer):
     the textbook ``mom = momentum * mom - step``). Plain SGD without momentum.
     """
 
+    _float32_settings = True  # a fused operator in MXNet
+
     _master_copy_first = False
 
     def __init__(self, momentum=0.0, **kwargs):
@@ -139,6 +143,8 @@ class Signum(Optimizer):
         momentum: the momentum factor.
         wd_lh: decoupled weight decay (Loshchilov and Hutter); needs momentum.
     """
+
+    _float32_settings = True  # a fused operator in MXNet
 
     def __init__(self, learning_rate=0.01, momentum=0.9, wd_lh=0.0, **kwargs):
         super().__init__(learning_rate=learning_rate, **kwargs)

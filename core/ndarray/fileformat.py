@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import FormatError
 from ..fileutil import write_atomic
 
-__all__ = ["encode", "decode", "save_file", "load_file"]
+__all__ = ["encode", "encode_record", "decode", "save_file", "load_file"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC, V2_MAGIC, V3_MAGIC = 0xF993FAC8, 0xF993FAC9, 0xF993FACA
@@ -96,8 +96,16 @@ def _checked_arguments(arrays, names):
     return arrays, names
 
 
-def _encode_record(array, numpy_shape, label):
-    """Encode one dense record: magic, storage, shape, cpu(0), dtype, data."""
+def encode_record(array, device=(1, 0)):
+    """One V2 record as ``NDArray::Save`` writes it, ``device`` being (type id, device id).
+
+    MXNet pickles an NDArray as this record, naming the array's own device.
+    """
+    return _encode_record(array, False, "array", device)
+
+
+def _encode_record(array, numpy_shape, label, device=(1, 0)):
+    """Encode one dense record: magic, storage, shape, device (cpu(0)), dtype, data."""
     magic = V3_MAGIC if numpy_shape else V2_MAGIC
     if array is None:
         # A "none" array has an unknown shape: ndim 0 in V2, ndim -1 in V3.
@@ -106,7 +114,7 @@ def _encode_record(array, numpy_shape, label):
     head = struct.pack(f"<Iii{array.ndim}q", magic, 0, array.ndim, *array.shape)
     little = array.dtype.newbyteorder("<")
     data = array.astype(little, copy=False).tobytes(order="C")
-    return head + struct.pack("<iii", 1, 0, flag) + data
+    return head + struct.pack("<iii", *device, flag) + data
 
 
 def _flag_for(dtype, label):

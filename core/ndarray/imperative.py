@@ -76,7 +76,10 @@ def invoke(op_name, args, kwargs):
         [a.shape for a in aux],
         node=op.name,
     )
-    op_ctx = OpContext(False, ctx.backend, ctx.device_id, tuple(out_shapes))
+    # out=input 0 (``sgd_update(w, g, out=w)``): MXNet's kernel then writes over the
+    # input it reads, which nag_mom_update's result depends on
+    inplace = _writes_input0(out, inputs)
+    op_ctx = OpContext(False, ctx.backend, ctx.device_id, tuple(out_shapes), inplace=inplace)
     in_data, aux_data = [a._data for a in inputs], [a._data for a in aux]
     if PROFILER.imperative:
         outputs, _ = PROFILER.time_op(
@@ -84,8 +87,27 @@ def invoke(op_name, args, kwargs):
         )
     else:
         outputs, _ = op.forward(op_ctx, params, in_data, aux_data)
+    if out is None:  # (with out=, the results are copied into out anyway)
+        outputs = _unshared(ctx.backend.xp, outputs, in_data + aux_data)
     results = [NDArray(o, ctx) for o in outputs]
     return _deliver(results, out)
+
+
+def _unshared(xp, outputs, inputs):
+    """``outputs``, each copied if it is a view of an input.
+
+    A kernel may return a view (``Flatten`` reshapes); in a bound graph that
+    saves a copy, but an imperative call gives new arrays, as MXNet's always do.
+    """
+    return [o.copy() if any(xp.may_share_memory(o, i) for i in inputs) else o for o in outputs]
+
+
+def _writes_input0(out, inputs):
+    """Whether output 0 goes to input 0, which no other input shares."""
+    target = out[0] if isinstance(out, (list, tuple)) and out else out
+    if not isinstance(target, NDArray) or not inputs or target is not inputs[0]:
+        return False
+    return not any(a is target or a._data is target._data for a in inputs[1:])
 
 
 def _target_shapes(op, params, out):

@@ -11,14 +11,13 @@ place, as in MXNet. ``multi_sum_sq``, ``multi_lars``, ``(multi_)all_finite``
 and ``reset_arrays`` are the helpers MXNet's LARS and AMP code call.
 """
 
-import math
 from types import SimpleNamespace
 
 import numpy as np
 
-from ..optimizer import rules
+from ..optimizer import multi_lamb, rules
 from .base import OpDef, merge_shape
-from .optimizer_ops import FLOAT32, REQUIRED, _adamw, _f32, _params, _sgd, bound
+from .optimizer_ops import FLOAT32, REQUIRED, _adamw, _params, _sgd
 
 __all__ = ["OPS"]
 
@@ -180,16 +179,9 @@ def _adamw_rule(xp, p, i, trailing, given, weight, grad, mean, var):
 
 
 def _lamb_rule(xp, p, i, trailing, given, weight, grad, mean, var):
-    grad = rules.clipped_gradient(_f32(grad, mean), p.rescale_grad, bound(p.clip_gradient))
-    step = rules.lamb_direction(
-        xp, weight, grad, mean, var, p.beta1, p.beta2, p.epsilon, p.step_count[i], p.wds[i],
-        p.bias_correction,
-    )  # fmt: skip
     # MXNet takes the weight norm of the weight input, float16 in the mp_ variant
-    r1 = math.sqrt(float(xp.sum(xp.square(given.astype(FLOAT32)))))
-    r2 = math.sqrt(float(xp.sum(xp.square(step.astype(FLOAT32)))))
-    ratio = rules.lamb_ratio(r1, r2, bound(p.lower_bound), bound(p.upper_bound), weight.dtype.type)
-    rules.lamb_apply(weight, step, p.learning_rates[i], ratio)
+    lr, wd, t = p.learning_rates[i], p.wds[i], p.step_count[i]
+    multi_lamb.lamb_tensor_step(xp, p, weight, given, grad, mean, var, lr, wd, t)
 
 
 _SGD = _Group(("weight", "grad"))

@@ -17,7 +17,7 @@ import attrs
 
 from ..optimizer import rules
 from .base import OpDef, elementwise_shape, merge_shape
-from .params import param
+from .optimizer_params import params_class as _params
 
 __all__ = ["OPS", "bound", "update_op"]
 
@@ -27,15 +27,6 @@ FLOAT32 = "float32"
 def bound(value):
     """An MXNet clip/bound parameter as a rules bound: None when negative (off)."""
     return None if value < 0 else value
-
-
-def _common(kind_defaults):
-    return {name: param(kind, default) for name, kind, default in kind_defaults}
-
-
-def _params(name, fields):
-    """A frozen keyword-only params class from (name, kind, default) triples, in MXNet's order."""
-    return attrs.frozen(kw_only=True)(type(name, (), {"__annotations__": {}, **_common(fields)}))
 
 
 REQUIRED = attrs.NOTHING
@@ -75,6 +66,7 @@ FTMLParams = _params(
         _RESCALE,
         ("clip_grad", "float", -1.0),
     ],
+    doubles=("epsilon",),
 )
 _GAMMA1 = ("gamma1", "float", 0.95)
 _EPS = ("epsilon", "float", 1e-8)
@@ -166,10 +158,15 @@ def _sgd(xp, p, weight, grad, mom=None):
         rules.sgd_step(weight, grad, mom, p.lr, p.wd, momentum, p.rescale_grad)
 
 
-def _nag(xp, p, weight, grad, mom):
+def _nag(ctx, p, inputs, aux):
+    weight, grad, mom = inputs
     grad = rules.clipped_gradient(grad, p.rescale_grad, bound(p.clip_gradient))
-    # the old weight in the momentum's decay term, as MXNet's kernel writing a new output
-    rules.nag_step(weight, grad, mom, p.lr, p.wd, p.momentum, decay_weight=weight.copy())
+    updated = weight.copy()
+    # MXNet's kernel decays the momentum with the weight it reads back after writing
+    # its output: the new weight when the output is the weight (out=weight), else the old
+    decay_weight = None if ctx.inplace else weight
+    rules.nag_step(updated, grad, mom, p.lr, p.wd, p.momentum, decay_weight=decay_weight)
+    return [updated], None
 
 
 def _mp_nag(xp, p, master, grad, mom):
@@ -320,7 +317,13 @@ OPS = [
     update_op("sgd_mom_update", SGDMomParams, _WG, _sgd),
     update_op("mp_sgd_update", SGDParams, (*_W, "weight32"), _sgd, mp=True),
     update_op("mp_sgd_mom_update", SGDMomParams, (*_WG, "weight32"), _sgd, mp=True),
-    update_op("nag_mom_update", NAGMomParams, _WG, _nag),
+    OpDef(
+        name="nag_mom_update",
+        params=NAGMomParams,
+        arguments=_WG,
+        forward=_nag,
+        infer_type=_same_or_float32(2),
+    ),
     update_op("mp_nag_mom_update", NAGMomParams, (*_WG, "weight32"), _mp_nag, mp=True),
     update_op("signsgd_update", SignSGDParams, _W, _signsgd),
     update_op("signum_update", SignumParams, _WG, _signum),

@@ -16,7 +16,7 @@ files contain, each to a stand-in of ours that can do nothing but hold data:
 Any other global (``os.system``, an MXNet optimizer saved with
 ``dump_optimizer=True``, ...) raises ``FormatError`` naming it, at the moment
 the unpickler meets its name, before anything is called. Arrays come back as
-rebind NDArrays on the CPU.
+rebind NDArrays on the host device their record names (GPU records on cpu(0)).
 """
 
 import io
@@ -25,7 +25,7 @@ import struct
 
 import numpy as np
 
-from ..context import cpu
+from ..context import Context, cpu
 from ..errors import FormatError
 from ..ndarray import NDArray, fileformat
 
@@ -33,6 +33,7 @@ __all__ = ["loads"]
 
 # dtype kinds a state array may have: bool, signed, unsigned, float, complex
 _NUMERIC_KINDS = "biufc"
+_HOST_DEVICE_TYPES = {1: "cpu", 3: "cpu_pinned", 5: "cpu_shared"}
 
 
 class _NDArrayRecord:
@@ -222,9 +223,24 @@ def _ndarray_from_record(raw, source, where):
     # one record of the list format: wrap it as a one-array, unnamed list file
     head = struct.pack("<QQQ", fileformat.LIST_MAGIC, 0, 1)
     arrays, _ = fileformat.decode(head + raw + struct.pack("<Q", 0), source=f"{source} {where}")
-    return None if arrays[0] is None else _on_cpu(arrays[0])
+    return None if arrays[0] is None else _on_cpu(arrays[0], _host_device(raw))
 
 
-def _on_cpu(host):
-    ctx = cpu()
+def _host_device(raw):
+    """The host context a dense V2/V3 record names (cpu(1), cpu_pinned(0), ...), else cpu(0).
+
+    Keeping it lets states saved from several CPU devices be written back as
+    they were; a GPU record is loaded on the CPU and moved on first use.
+    """
+    magic, stype, ndim = struct.unpack_from("<Iii", raw)
+    if magic not in (fileformat.V2_MAGIC, fileformat.V3_MAGIC) or stype != 0 or ndim <= 0:
+        return cpu()
+    device_type, device_id = struct.unpack_from("<ii", raw, 12 + 8 * ndim)
+    if device_type not in _HOST_DEVICE_TYPES or device_id < 0:
+        return cpu()
+    return Context(_HOST_DEVICE_TYPES[device_type], device_id)
+
+
+def _on_cpu(host, ctx=None):
+    ctx = cpu() if ctx is None else ctx
     return NDArray(ctx.backend.asarray(host, host.dtype, ctx.device_id), ctx)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import registry
 from ..ndarray import NDArray, zeros
+from . import rules
 
 __all__ = ["Optimizer", "create", "register"]
 
@@ -46,6 +47,9 @@ class Optimizer:
     # where create_state_multi_precision puts the float32 master copy of a
     # float16 weight: MXNet's SGD-like optimizers put it last, the rest first
     _master_copy_first = True
+    # whether MXNet's update of this optimizer is a fused operator, whose scalar
+    # settings are C floats (SGD, Adam, ...), or NDArray arithmetic in doubles
+    _float32_settings = False
 
     def __init__(
         self,
@@ -270,27 +274,39 @@ class Optimizer:
 
     # -- helpers for implementations ------------------------------------------------------
     def _clip(self, values):
-        """Clip a backend array into ``[-clip_gradient, clip_gradient]`` when clipping is on."""
+        """Clip a backend array into ``[-clip_gradient, clip_gradient]`` when clipping is on.
+
+        The bound is a float32 in MXNet both ways: a fused operator's
+        ``clip_gradient`` and the ``clip`` operator's ``a_min``/``a_max``.
+        """
         bound = self.clip_gradient
         if bound is None or not bound > 0:
             return values
-        bound = float(bound)
+        bound = rules.setting(values.dtype.type, bound)
         return values.clip(-bound, bound)
 
     def _rescaled(self, grad):
         """``rescale_grad * grad`` as a new backend array."""
-        return grad._data * float(self.rescale_grad)
+        return grad._data * self._setting(grad._data, self.rescale_grad)
 
-    @staticmethod
-    def _typed(weight, *values):
-        """``values`` as scalars of the weight's dtype.
+    def _setting(self, array, value):
+        """``value`` as a scalar of ``array``'s dtype, as MXNet's update would combine them.
+
+        Where MXNet's update is a fused operator (``_float32_settings``), the
+        value is first rounded to float32, the type of the operator's fields;
+        NDArray arithmetic (Adamax, Nadam, ...) takes it as a double.
+        """
+        kind = array.dtype.type
+        return rules.setting(kind, value) if self._float32_settings else kind(value)
+
+    def _typed(self, weight, *values):
+        """``values`` as scalars of the weight's dtype (see ``_setting``).
 
         MXNet's fused kernels cast their parameters to the weight's type and
         combine them there (``1 - beta2`` is a float32 subtraction for float32
         weights); doing the same keeps results equal to the last bits.
         """
-        kind = weight._data.dtype.type
-        return tuple(kind(value) for value in values)
+        return tuple(self._setting(weight._data, value) for value in values)
 
     @staticmethod
     def _state_zeros(weight, shape=None, dtype="weight"):

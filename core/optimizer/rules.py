@@ -7,9 +7,12 @@ callers decide: the rescaled and clipped gradient (``clipped_gradient``,
 ``decayed_gradient``), the rate, whether clipping is on (``bound`` None when
 off; the ops clip for any ``clip_gradient >= 0``, the optimizers for > 0).
 Rules cast their scalars to the weight's dtype where MXNet's fused kernels
-compute in it (``1 - beta2`` is a float32 subtraction for float32 weights).
+compute in it (``1 - beta2`` is a float32 subtraction for float32 weights),
+after rounding each setting to float32 as the kernels' parameter structs
+store them (``setting``): a float64 weight is updated with float32 rates.
 """
 
+import math
 import threading
 
 import numpy as np
@@ -21,6 +24,7 @@ from rebind.backends import (  # their kernels import CuPy only when called
 )
 
 __all__ = [
+    "setting",
     "clipped",
     "clipped_gradient",
     "decayed_gradient",
@@ -51,22 +55,41 @@ __all__ = [
 _PIECE = 1 << 18
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def setting(kind, value):
+    """A scalar setting as MXNet's fused kernels use it: its C ``float`` field cast to ``kind``.
+
+    MXNet's update operators keep lr, wd, momentum, betas, epsilon, ... in
+    float fields, so a float64 (or float16) weight sees them rounded to
+    float32 first; for float32 weights that rounding is the cast itself.
+    """
+    if kind is np.float32:
+        return kind(value)
+    value = float(value)
+    if abs(value) > _FLOAT32_MAX and math.isfinite(value):
+        value = math.copysign(math.inf, value)  # what a float field holds for it
+    return kind(np.float32(value))
+
+
 def clipped(values, bound):
     """``values`` clipped into ``[-bound, bound]`` (a new array); ``values`` if bound is None."""
     if bound is None:
         return values
-    bound = float(bound)
+    bound = setting(values.dtype.type, bound)
     return values.clip(-bound, bound)
 
 
 def clipped_gradient(grad, rescale, bound):
     """``clip(rescale * grad)`` as a new array (MXNet's gradient before the decay is added)."""
-    return clipped(grad * float(rescale), bound)
+    return clipped(grad * setting(grad.dtype.type, rescale), bound)
 
 
 def decayed_gradient(weight, grad, rescale, wd, bound):
     """``clip(rescale * grad + wd * weight)``: Adam's, RMSProp's and FTML's gradient."""
-    return clipped(grad * float(rescale) + weight * wd, bound)
+    kind = grad.dtype.type
+    return clipped(grad * setting(kind, rescale) + weight * setting(kind, wd), bound)
 
 
 # -- SGD family ---------------------------------------------------------------------
@@ -83,8 +106,8 @@ def sgd_step(weight, grad, mom, lr, wd, momentum, rescale=1.0):
     subtracting ``0 * w`` changes nothing for finite weights.
     """
     kind = weight.dtype.type
-    lr, momentum = kind(lr), kind(momentum)
-    decay, rate = lr * kind(wd), lr * kind(rescale)
+    lr, momentum = setting(kind, lr), setting(kind, momentum)
+    decay, rate = lr * setting(kind, wd), lr * setting(kind, rescale)
     if _fits_pieces(weight, grad, mom):
         _numpy_sgd_step(weight, grad, mom, decay, rate, momentum)
         return
@@ -126,8 +149,12 @@ def sgd_steps(weights, grads, moms, lrs, wds, momentum, rescale=1.0):
         scalars = rates.get(key)
         if scalars is None:
             kind = dtype.type
-            lr_ = kind(lr)
-            scalars = rates[key] = (lr_ * kind(wd), lr_ * kind(rescale), kind(momentum))
+            lr_ = setting(kind, lr)
+            scalars = rates[key] = (
+                lr_ * setting(kind, wd),
+                lr_ * setting(kind, rescale),
+                setting(kind, momentum),
+            )
         if not numpy_piece:  # one launch per dtype and device, each weight its rates
             group = (dtype, _device_of(weight), mom is None)
             groups.setdefault(group, []).append((weight, grad, mom, *scalars[:2]))
@@ -227,7 +254,7 @@ def nag_step(weight, grad, mom, lr, wd, momentum, decay_weight=None):
     otherwise; ``decay_weight`` gives the old weight for the latter.
     """
     kind = weight.dtype.type
-    lr, wd, momentum = kind(lr), kind(wd), kind(momentum)
+    lr, wd, momentum = (setting(kind, v) for v in (lr, wd, momentum))
     if cupy_kernels.fusable(weight, grad, mom, decay_weight, same_shape=True):
         old = decay_weight is not None  # the old weight: the one the kernel reads first
         cupy_rule_kernels.nag_step(_cupy(), weight, grad, mom, lr, wd, momentum, old)
@@ -241,7 +268,7 @@ def nag_step(weight, grad, mom, lr, wd, momentum, decay_weight=None):
 def signsgd_step(xp, weight, grad, lr, wd):
     """signSGD: ``w = (1 - lr * wd) * w - lr * sign(grad)`` (the raw gradient, as MXNet)."""
     kind = weight.dtype.type
-    lr, wd = kind(lr), kind(wd)
+    lr, wd = setting(kind, lr), setting(kind, wd)
     if cupy_kernels.fusable(weight, grad, same_shape=True):
         cupy_rule_kernels.signsgd_step(xp, weight, grad, lr, wd)
         return
@@ -256,7 +283,8 @@ def signum_step(xp, weight, grad, mom, lr, wd, momentum, wd_lh):
     ``w = (1 - lr * wd_lh) * w + lr * sign(mom)``.
     """
     kind = weight.dtype.type
-    one, lr, wd, momentum, wd_lh = (kind(v) for v in (1, lr, wd, momentum, wd_lh))
+    one = kind(1)
+    lr, wd, momentum, wd_lh = (setting(kind, v) for v in (lr, wd, momentum, wd_lh))
     if cupy_kernels.fusable(weight, grad, mom, same_shape=True):
         cupy_rule_kernels.signum_step(xp, weight, grad, mom, lr, wd, momentum, wd_lh)
         return
@@ -288,9 +316,10 @@ def adam_step(xp, weight, grad, mean, var, lr, beta1, beta2, epsilon):
     ``w -= lr * m / (sqrt(v) + epsilon)`` after the moment updates.
     """
     kind = weight.dtype.type
-    one, beta1, beta2, epsilon = kind(1), kind(beta1), kind(beta2), kind(epsilon)
+    one = kind(1)
+    lr, beta1, beta2, epsilon = (setting(kind, v) for v in (lr, beta1, beta2, epsilon))
     if cupy_kernels.fusable(weight, grad, mean, var, same_shape=True):
-        cupy_kernels.adam_step(xp, weight, grad, mean, var, kind(lr), beta1, beta2, epsilon)
+        cupy_kernels.adam_step(xp, weight, grad, mean, var, lr, beta1, beta2, epsilon)
         return
     moving_average(mean, grad, beta1, one)
     moving_square_average(var, grad, beta2, one)
@@ -303,8 +332,9 @@ def adamw_step(xp, weight, grad, mean, var, lr, eta, wd, beta1, beta2, epsilon):
     ``w -= eta * (lr * m / (sqrt(v) + epsilon) + wd * w)`` after the moment updates.
     """
     kind = weight.dtype.type
-    one, beta1, beta2, epsilon = kind(1), kind(beta1), kind(beta2), kind(epsilon)
-    lr, eta, wd = kind(lr), kind(eta), kind(wd)
+    one = kind(1)
+    beta1, beta2, epsilon = (setting(kind, v) for v in (beta1, beta2, epsilon))
+    lr, eta, wd = (setting(kind, v) for v in (lr, eta, wd))
     if cupy_kernels.fusable(weight, grad, mean, var, same_shape=True):
         cupy_rule_kernels.adamw_step(
             xp, weight, grad, mean, var, lr, eta, wd, beta1, beta2, epsilon
@@ -323,7 +353,8 @@ def ftml_step(xp, weight, grad, prev_d, var, z, lr, beta1, beta2, epsilon, t):
     ``z = beta1 * z + (1 - beta1) * g - (d_t - beta1 * d) * w``, ``d = d_t``, ``w = -z / d_t``.
     """
     kind = weight.dtype.type
-    one, beta1, beta2, epsilon, lr, t = (kind(v) for v in (1, beta1, beta2, epsilon, lr, t))
+    one, epsilon, t = kind(1), kind(epsilon), kind(t)  # epsilon: a C double in MXNet
+    beta1, beta2, lr = (setting(kind, v) for v in (beta1, beta2, lr))
     if cupy_kernels.fusable(weight, grad, prev_d, var, z, same_shape=True):
         first, second = one - beta1**t, one - beta2**t
         cupy_rule_kernels.ftml_step(
@@ -347,11 +378,12 @@ def lamb_direction(xp, weight, grad, mean, var, beta1, beta2, epsilon, t, wd, bi
     are divided by ``1 - beta^t`` first. ``weight`` is only read.
     """
     kind = mean.dtype.type
-    one, beta1, beta2, epsilon, t = (kind(v) for v in (1, beta1, beta2, epsilon, t))
+    one, t, wd = kind(1), kind(t), setting(kind, wd)
+    beta1, beta2, epsilon = (setting(kind, v) for v in (beta1, beta2, epsilon))
     if cupy_kernels.fusable(weight, grad, mean, var, same_shape=True):
         first, second = (one - beta1**t, one - beta2**t) if bias_correction else (None, None)
         return cupy_rule_kernels.lamb_direction(
-            xp, weight, grad, mean, var, beta1, beta2, epsilon, first, second, kind(wd)
+            xp, weight, grad, mean, var, beta1, beta2, epsilon, first, second, wd
         )
     moving_average(mean, grad, beta1, one)
     moving_square_average(var, grad, beta2, one)
@@ -373,15 +405,15 @@ def lamb_ratio(r1, r2, lower_bound, upper_bound, kind):
     """
     r1, r2 = kind(r1), kind(r2)
     if lower_bound is not None:
-        r1 = max(r1, kind(lower_bound))
+        r1 = max(r1, setting(kind, lower_bound))
     if upper_bound is not None:
-        r1 = min(r1, kind(upper_bound))
+        r1 = min(r1, setting(kind, upper_bound))
     return kind(1) if r1 == 0 or r2 == 0 else r1 / r2
 
 
 def lamb_apply(weight, step, lr, ratio):
     """LAMB's phase two, in place: ``w -= (lr * ratio) * step``."""
-    weight -= (weight.dtype.type(lr) * ratio) * step
+    weight -= (setting(weight.dtype.type, lr) * ratio) * step
 
 
 def lars_rate(xp, lr, w_norm, g_norm, wd, eta, eps):
@@ -408,9 +440,10 @@ def rmsprop_step(xp, weight, grad, n, lr, gamma1, epsilon, clip_weights):
     then ``w`` clipped into ``[-clip_weights, clip_weights]`` unless that is None.
     """
     kind = weight.dtype.type
-    one, lr, gamma1, epsilon = kind(1), kind(lr), kind(gamma1), kind(epsilon)
+    one = kind(1)
+    lr, gamma1, epsilon = (setting(kind, v) for v in (lr, gamma1, epsilon))
     if cupy_kernels.fusable(weight, grad, n, same_shape=True):
-        bound = None if clip_weights is None else kind(float(clip_weights))
+        bound = None if clip_weights is None else setting(kind, clip_weights)
         cupy_rule_kernels.rmsprop_step(xp, weight, grad, n, lr, gamma1, epsilon, bound)
         return
     n[...] = (one - gamma1) * grad * grad + gamma1 * n
@@ -425,10 +458,10 @@ def rmspropalex_step(xp, weight, grad, n, mean, delta, lr, gamma1, gamma2, epsil
     ``delta = gamma2 * delta - lr * g / sqrt(n - mean^2 + epsilon)`` and ``w += delta``.
     """
     kind = weight.dtype.type
-    one, lr, gamma1, gamma2 = kind(1), kind(lr), kind(gamma1), kind(gamma2)
-    epsilon = kind(epsilon)
+    one = kind(1)
+    lr, gamma1, gamma2, epsilon = (setting(kind, v) for v in (lr, gamma1, gamma2, epsilon))
     if cupy_kernels.fusable(weight, grad, n, mean, delta, same_shape=True):
-        bound = None if clip_weights is None else kind(float(clip_weights))
+        bound = None if clip_weights is None else setting(kind, clip_weights)
         cupy_rule_kernels.rmspropalex_step(
             xp, weight, grad, n, mean, delta, lr, gamma1, gamma2, epsilon, bound
         )
@@ -443,7 +476,7 @@ def rmspropalex_step(xp, weight, grad, n, mean, delta, lr, gamma1, gamma2, epsil
 
 def _clip_weight(weight, bound):
     if bound is not None:
-        bound = float(bound)
+        bound = setting(weight.dtype.type, bound)
         weight[...] = weight.clip(-bound, bound)
 
 
@@ -455,7 +488,7 @@ def ftrl_step(xp, weight, grad, z, n, lr, lamda1, beta, wd):
     ``|z| > lamda1``, else 0.
     """
     kind = weight.dtype.type
-    lr, wd, lamda1, beta = kind(lr), kind(wd), kind(lamda1), kind(beta)
+    lr, wd, lamda1, beta = (setting(kind, v) for v in (lr, wd, lamda1, beta))
     if cupy_kernels.fusable(weight, grad, z, n, same_shape=True):
         cupy_rule_kernels.ftrl_step(xp, weight, grad, z, n, lr, lamda1, beta, wd)
         return

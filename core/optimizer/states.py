@@ -1,6 +1,7 @@
 """Updater states as bytes: rebind's safe format, and MXNet's pickles read safely.
 
-rebind's format (what ``Updater.get_states`` writes) is::
+rebind's format (what ``Updater.get_states(dump_optimizer=True)`` writes;
+states alone are written as MXNet's pickle, by ``mxnet_pickle_writer``) is::
 
     b"rebind-updater-states\\n"   magic
     u32 LE                       format version (1)

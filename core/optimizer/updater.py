@@ -4,12 +4,14 @@ The updater is what a kvstore or a module calls with ``(index, grad, weight)``.
 It creates each index's optimizer state on first sight (with a float32 master
 copy where the optimizer asks for one), moves loaded states to the weight's
 device before using them, and saves or restores all states as bytes
-(``get_states``/``set_states``) in rebind's own format, which holds only
-arrays and plain data. ``set_states`` also reads MXNet's pickled ``.states``
-files, through an unpickler that admits nothing but arrays and containers.
+(``get_states``/``set_states``): as the pickle MXNet writes (written
+opcode by opcode) or, with the optimizer, in rebind's own format, which holds
+only arrays and plain data. ``set_states`` reads both, MXNet's pickles through
+an unpickler that admits nothing but arrays and containers.
 """
 
 from ..ndarray import NDArray
+from . import mxnet_pickle_writer
 from . import states as updater_states
 
 __all__ = ["Updater", "get_updater"]
@@ -88,14 +90,17 @@ class Updater:
         return state
 
     def get_states(self, dump_optimizer=False):
-        """All states as bytes (rebind's format, no pickle); with the optimizer if asked.
+        """All states as bytes: MXNet's pickle, or rebind's format with the optimizer.
 
-        With ``dump_optimizer`` the optimizer's settings and update counts are
-        saved too, and ``set_states`` replaces this updater's optimizer with
-        them, as in MXNet.
+        Without ``dump_optimizer`` the bytes are the pickle MXNet 1.9.1 writes
+        for the same states, so MXNet loads them. With it, the optimizer's
+        settings and update counts are saved too (``set_states`` then replaces
+        this updater's optimizer, as in MXNet) in rebind's own format: MXNet
+        pickles its optimizer object, which only MXNet's classes can rebuild.
         """
-        optimizer = self.optimizer if dump_optimizer else None
-        return updater_states.dumps(self.states, optimizer)
+        if not dump_optimizer:
+            return mxnet_pickle_writer.dumps(self.states)
+        return updater_states.dumps(self.states, self.optimizer)
 
     def set_states(self, states):
         """Restore states from ``get_states`` bytes or from an MXNet ``.states`` pickle.

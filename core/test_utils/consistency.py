@@ -213,10 +213,8 @@ def compare_optimizer(
             "w_stype='default' and g_stype='default' work"
         )
     if isinstance(shape, list):
-        raise NotImplementedError(
-            "compare_optimizer(shape=[...]): multi-tensor updates "
-            "(ntensors > 1) are not implemented by rebind's optimizers"
-        )
+        _compare_multi_tensor(opt1, opt2, shape, dtype, rtol, atol, compare_states, ntensors)
+        return
     assert ntensors == 1
     ctx = default_context()
     w2 = mx_random.uniform(shape=shape, ctx=ctx, dtype=dtype)
@@ -232,6 +230,23 @@ def compare_optimizer(
     if compare_states:
         compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
     assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+
+
+def _compare_multi_tensor(opt1, opt2, shapes, dtype, rtol, atol, compare_states, ntensors):
+    """``opt2`` updates all ``shapes`` in one call, ``opt1`` one weight at a time; compare."""
+    ctx = default_context()
+    w1 = tuple(mx_random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shapes)
+    g1 = tuple(mx_random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shapes)
+    w2, g2 = tuple(w.copy() for w in w1), tuple(g.copy() for g in g1)
+    # as MXNet: every state of opt2 is made for index 0
+    state2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, state2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
 
 
 def check_gluon_hybridize_consistency(*args, **kwargs):

@@ -36,13 +36,21 @@ def test_one_launch_equals_the_rule_on_every_weight(host_cupy, dtype, momentum, 
     weights, grads, moms = (_arrays(dtype, seed) for seed in (1, 2, 3))
     kind = np.dtype(dtype).type
     lr, rescale = 0.1, 0.5
-    decay, rate = kind(lr) * kind(wd), kind(lr) * kind(rescale)
+    # the rule takes its settings as MXNet's float fields hold them (float32)
+    setting = rules.setting
+    decay, rate = setting(kind, lr) * setting(kind, wd), setting(kind, lr) * setting(kind, rescale)
     got_w, got_m = [w.copy() for w in weights], [m.copy() for m in moms]
     states = got_m if momentum else None
     for _ in range(2):
         count = len(got_w)
         cupy_multi_kernels.sgd_steps(
-            host_cupy, got_w, grads, states, [decay] * count, [rate] * count, kind(momentum)
+            host_cupy,
+            got_w,
+            grads,
+            states,
+            [decay] * count,
+            [rate] * count,
+            setting(kind, momentum),
         )
     for weight, grad, mom, w, m in zip(weights, grads, moms, got_w, got_m, strict=True):
         expected_w, expected_m = weight.copy(), mom.copy()

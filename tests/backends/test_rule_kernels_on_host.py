@@ -35,11 +35,12 @@ def test_sgd_kernel_equals_the_numpy_rule(host_cupy, dtype, momentum, wd):
     rng = _rng(0)
     weight, grad, mom = (rng.standard_normal(300).astype(dtype) for _ in range(3))
     kind = np.dtype(dtype).type
-    lr, rescale = kind(0.1), kind(0.5)
-    decay, rate = lr * kind(wd), lr * kind(rescale)
+    # the rule takes its settings as MXNet's float fields hold them (float32)
+    lr, rescale = rules.setting(kind, 0.1), rules.setting(kind, 0.5)
+    decay, rate = lr * rules.setting(kind, wd), lr * rescale
     w, m = weight.copy(), mom.copy()
     state = m if momentum else None
-    cupy_kernels.sgd_step(host_cupy, w, grad, state, decay, rate, kind(momentum))
+    cupy_kernels.sgd_step(host_cupy, w, grad, state, decay, rate, rules.setting(kind, momentum))
     expected_w, expected_m = weight.copy(), mom.copy()
     rules.sgd_step(expected_w, grad, expected_m if momentum else None, 0.1, wd, momentum, 0.5)
     np.testing.assert_array_equal(w, expected_w)

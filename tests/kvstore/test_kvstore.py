@@ -3,8 +3,10 @@
 import importlib
 import os
 import pickle
+import struct
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -164,23 +166,45 @@ def test_broadcast_initializes_and_pulls_once_per_key(kv, ctxs):
         kv.broadcast("w", filled(1, ctxs[0]), out=outs)
 
 
-def test_device_store_sums_on_the_first_value_context(ctxs):
+def test_device_store_sums_on_the_first_value_gpu_and_host_values_on_pinned(ctxs):
     seen = []
     store = mx.kv.create("device")
     store.init(1, filled(1, ctxs[1]))
     store._set_updater(lambda key, merged, stored: seen.append((merged.context, stored.context)))
     store.push(1, [filled(1, ctxs[0]), filled(1, ctxs[1])])
     store.push(1, [filled(1, ctxs[1]), filled(1, ctxs[0])])
-    assert seen == [(ctxs[0], ctxs[0]), (ctxs[1], ctxs[1])]
+    first = ctxs[0] if ctxs[0].device_type == "gpu" else mx.cpu_pinned(0)
+    assert seen == [(first, first), (mx.cpu_pinned(0), mx.cpu_pinned(0))]
 
 
-def test_local_store_sums_on_the_cpu(ctxs):
+def test_local_store_sums_on_pinned_host_memory(ctxs):
     seen = []
     store = mx.kv.create("local")
     store.init(1, filled(1, ctxs[0]))
     store._set_updater(lambda key, merged, stored: seen.append((merged.context, stored.context)))
     store.push(1, [filled(1, ctxs[0]), filled(1, ctxs[1])])
-    assert seen == [(mx.cpu(0), mx.cpu(0))]
+    assert seen == [(mx.cpu_pinned(0), mx.cpu_pinned(0))]
+
+
+# MXNet 1.9.1, every local store type, init from cpu(1), 1 or 2 pushing CPUs:
+# kv._updater.states[0].context is cpu_pinned(0) and the saved record says device type 3
+@pytest.mark.parametrize(
+    "name", ["local", "device", "local_allreduce_cpu", "local_update_cpu", "local_allreduce_device"]
+)
+@pytest.mark.parametrize("devices", [1, 2])
+def test_cpu_store_keeps_optimizer_states_on_cpu_pinned_as_mxnet(name, devices, tmp_path):
+    store = mx.kv.create(name)
+    store.set_optimizer(mx.optimizer.create("sgd", momentum=0.9, learning_rate=0.1))
+    store.init(0, mx.nd.ones((2,), ctx=mx.cpu(1)))
+    store.push(0, [mx.nd.ones((2,), ctx=mx.cpu(i)) for i in range(devices)])
+    out = [mx.nd.zeros((2,), ctx=mx.cpu(i)) for i in range(devices)]
+    store.pull(0, out=out)
+    assert [o.context for o in out] == [mx.cpu(i) for i in range(devices)]
+    np.testing.assert_allclose(out[0].asnumpy(), [1 - 0.1 * devices] * 2, rtol=1e-6)
+    assert store._updater.states[0].context == mx.cpu_pinned(0)
+    store.save_optimizer_states(str(tmp_path / "kv.states"))
+    raw = (tmp_path / "kv.states").read_bytes()
+    assert raw.count(struct.pack("<ii", 3, 0)) == 1 and struct.pack("<ii", 1, 0) not in raw
 
 
 # -- updates on the store ----------------------------------------------------------------
@@ -271,7 +295,9 @@ def test_saved_states_resume_exactly(kv, ctxs, tmp_path, dump_optimizer):
     _push_steps(first, keys, ctxs, seed=3, steps=3)
     path = tmp_path / "kv.states"
     first.save_optimizer_states(str(path), dump_optimizer=dump_optimizer)
-    assert path.read_bytes().startswith(updater_states.MAGIC)
+    # states alone are MXNet's pickle (MXNet reads them); with the optimizer, rebind's format
+    expected_head = updater_states.MAGIC if dump_optimizer else b"\x80\x04\x95"
+    assert path.read_bytes().startswith(expected_head)
     assert not [p for p in os.listdir(tmp_path) if p != "kv.states"]  # no temporary left
 
     middle = {k: pulled(first, k, ctxs[0]) for k in keys}
@@ -429,7 +455,7 @@ def test_mxnet_register_decorator(fresh_registry, ctx):
 
     store = mx.kv.create("TracingStore")
     assert isinstance(store, TracingStore) and store.type == "tracingstore"
-    with pytest.raises(TypeError, match="expected a KVStore subclass"):
+    with pytest.raises(TypeError, match="expected a KVStoreBase subclass"):
         mx.kv.register(dict)
 
 
@@ -450,3 +476,15 @@ def test_the_base_class_says_what_is_missing(ctx):
     assert store.type == "kvstore"
     with pytest.raises(NotImplementedError, match="KVStore does not say where values are kept"):
         store.init(0, filled(0, ctx))
+
+
+@pytest.mark.parametrize("name", ["local", "device"])
+def test_cpu_store_saves_the_states_file_mxnet_saves(name, tmp_path):
+    """tests/recording/record_kvstore_states.py: the same steps give MXNet's exact bytes."""
+    store = mx.kv.create(name)
+    store.set_optimizer(mx.optimizer.create("sgd", momentum=0.9, learning_rate=0.1))
+    store.init(0, mx.nd.ones((2,), ctx=mx.cpu(1)))
+    store.push(0, [mx.nd.ones((2,), ctx=mx.cpu(i)) for i in range(2)])
+    store.save_optimizer_states(str(tmp_path / "kv.states"))
+    golden = Path(__file__).parent.parent / "golden" / "states" / "kvstore" / f"{name}.states"
+    assert (tmp_path / "kv.states").read_bytes() == golden.read_bytes()
