@@ -13,6 +13,7 @@ __all__ = [
     "RebindError",
     "LifecycleError",
     "ShapeError",
+    "InputNameError",
     "FormatError",
     "PluginError",
     "UnknownNameError",
@@ -20,6 +21,8 @@ __all__ = [
     "ContextMismatchError",
     "DTypeMismatchError",
     "StopTraining",
+    "MissingNamespaceError",
+    "MissingModuleError",
 ]
 
 
@@ -33,6 +36,16 @@ class LifecycleError(RebindError, RuntimeError):
 
 class ShapeError(RebindError, ValueError):
     """Shapes do not fit: inference failed or an input has the wrong shape."""
+
+
+class InputNameError(RebindError, ValueError, KeyError):
+    """A module's input names and the names its data provides do not fit together.
+
+    A ``ValueError``, and a ``KeyError`` as MXNet raised for a label the symbol
+    does not have; the message prints as given (not quoted, as a KeyError's is).
+    """
+
+    __str__ = BaseException.__str__
 
 
 class FormatError(RebindError, ValueError):
@@ -61,3 +74,11 @@ class DTypeMismatchError(RebindError, TypeError):
 
 class StopTraining(RebindError):
     """Raised by a callback to end ``fit`` early; fit stops cleanly and fires its end hooks."""
+
+
+class MissingNamespaceError(RebindError, AttributeError):
+    """``mx.<name>`` of an MXNet API rebind does not rebuild (``hasattr`` stays False)."""
+
+
+class MissingModuleError(RebindError, ModuleNotFoundError):
+    """``import mxnet.<name>`` (or ``rebind.<name>``) of an MXNet API rebind does not rebuild."""

@@ -13,6 +13,12 @@ ancestors have a handler, the plugin gives it one writing to stderr (and
 stops propagation, so a later ``basicConfig`` does not print lines twice).
 Configure logging before ``fit`` to route the lines elsewhere.
 
+When the module's own logger already shows MXNet's per-epoch lines
+(``Epoch[0] Train-accuracy=...``, ``Time cost``, ``Validation-...``: its INFO
+records reach a handler, as after ``logging.basicConfig(level=logging.INFO)``),
+the plugin stays quiet for that ``fit``: it would report every epoch a second
+time, and a bar would be torn by the log lines written under it.
+
 ``REBIND_PROGRESS=0`` (or ``false``/``off``/``no``) silences the plugin; it is
 read at the start of every ``fit``. ``REBIND_BLOCKED_PLUGINS=rebind.plugins.progress``
 removes it altogether. A display error never fails training: the display is
@@ -259,6 +265,31 @@ class _Run:
             self.epoch = None
 
 
+def _as_logger(logger):
+    """The ``logging.Logger`` behind a module's logger; None when it is something else."""
+    if logger is logging:  # MXNet's default: the module-level functions, the root logger
+        return logging.getLogger()
+    if isinstance(logger, logging.LoggerAdapter):
+        return _as_logger(logger.logger)
+    return logger if isinstance(logger, logging.Logger) else None
+
+
+def _shows_epoch_lines(module):
+    """Whether ``module.logger`` prints fit's INFO lines (a handler at INFO receives them).
+
+    Python's last-resort handler, used when there is none, shows only warnings.
+    """
+    logger = _as_logger(getattr(module, "logger", None))
+    if logger is None or not logger.isEnabledFor(logging.INFO):
+        return False
+    node = logger
+    while node is not None:
+        if any(handler.level <= logging.INFO for handler in node.handlers):
+            return True
+        node = node.parent if node.propagate else None
+    return False
+
+
 class ProgressReporter:
     """Turns ``fit``'s training events into a progress display, one per module being trained.
 
@@ -291,9 +322,10 @@ class ProgressReporter:
                 self._logger_now().warning("progress display turned off for this fit: %r", exc)
 
     def fit_begin(self, module, begin_epoch, num_epoch, train_data, eval_metric):
-        """Start a display for ``module`` unless ``REBIND_PROGRESS`` silences it."""
+        """Start a display for ``module``, unless ``REBIND_PROGRESS`` silences it or
+        the module's logger already shows each epoch."""
         self._runs.pop(id(module), None)
-        if not progress_enabled():
+        if not progress_enabled() or _shows_epoch_lines(module):
             return
         try:
             stream = self._stream if self._stream is not None else sys.stderr

@@ -163,7 +163,8 @@ class _SharedPool:
     """Where ``simple_bind`` takes its arrays from, as MXNet does.
 
     Arguments named in ``shared_arg_names`` (and their gradients) and every
-    aux state are ``shared_exec``'s own arrays. Other arguments and gradients
+    aux state are ``shared_exec``'s own arrays (new ones without a
+    ``shared_exec``; they never enter the buffer). Other arguments and gradients
     (``"grad of <name>"``) come from ``shared_buffer``: an entry at least as
     big is reused (a smaller array is carved from its memory); otherwise a
     new array is allocated and replaces the entry.
@@ -174,13 +175,18 @@ class _SharedPool:
         self._names = set(shared_names or ())
 
     def argument(self, name, shape, dtype, ctx):
-        if self._exec is not None and name in self._names and name in self._exec.arg_dict:
-            return _shared(self._exec.arg_dict[name], name, shape, dtype, ctx)
+        if name in self._names:  # a parameter: never in shared_buffer, as in MXNet
+            if self._exec is not None and name in self._exec.arg_dict:
+                return _shared(self._exec.arg_dict[name], name, shape, dtype, ctx)
+            return creation.zeros(shape, ctx=ctx, dtype=dtype)
         return self._from_buffer(name, shape, dtype, ctx)
 
     def gradient(self, name, shape, dtype, ctx):
-        if self._exec is not None and name in self._names and name in self._exec.grad_dict:
-            return _shared(self._exec.grad_dict[name], f"gradient of {name}", shape, dtype, ctx)
+        if name in self._names:
+            if self._exec is not None and name in self._exec.grad_dict:
+                grad = self._exec.grad_dict[name]
+                return _shared(grad, f"gradient of {name}", shape, dtype, ctx)
+            return creation.zeros(shape, ctx=ctx, dtype=dtype)
         return self._from_buffer(f"grad of {name}", shape, dtype, ctx)
 
     def aux_state(self, name, shape, dtype, ctx):

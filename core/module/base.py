@@ -71,7 +71,7 @@ class BaseModule:
         self.inputs_need_grad = False
         self._symbol = None
         self._total_exec_bytes = 0
-        self._lifecycle = Lifecycle(type(self).__name__)
+        self._lifecycle = Lifecycle(type(self).__name__, logger=logger)
         self._fit_run = None  # set while fit runs (rebind.module.training.FitRun)
 
     # -- the stage, as MXNet's flags ----------------------------------------------------

@@ -19,6 +19,7 @@ from ..io import DataDesc
 from ..ndarray import NDArray
 from .batch_fields import data_of, label_of
 from .copy_ahead import AheadCopies, as_loaded, loaded_labels_apply
+from .inputs import as_descs
 from .slicing import copy_batch_part, load_sliced, prepare_group2ctxs, slice_axis, split_input_slice
 from .slicing import merge_multi_context as merge_contexts
 
@@ -105,6 +106,9 @@ class DataParallelExecutorGroup:
         self.logger = logger
         self.fixed_param_names = list(fixed_param_names or [])
         self.state_names = list(state_names or [])
+        # MXNet takes (name, shape) pairs wherever it takes DataDescs
+        data_shapes = as_descs(data_shapes)
+        label_shapes = None if label_shapes is None else as_descs(label_shapes)
         data_names = [desc.name for desc in data_shapes]
         self.grad_req = _grad_requests(
             grad_req if for_training else "null",
@@ -119,6 +123,7 @@ class DataParallelExecutorGroup:
         self.execs = []
         self._default_execs = None
         self._total_exec_bytes = 0
+        self.labels_fed = False  # whether the last forward copied labels in (rebind)
         self.data_shapes = self.label_shapes = None
         self.data_names, self.label_names = data_names, []
         self.bind_exec(data_shapes, label_shapes, shared_group)
@@ -171,6 +176,8 @@ class DataParallelExecutorGroup:
                 "DataParallelExecutorGroup.bind_exec: already bound; "
                 "pass reshape=True to change shapes"
             )
+        data_shapes = as_descs(data_shapes)
+        label_shapes = None if label_shapes is None else as_descs(label_shapes)
         self.batch_size = None
         self.data_layouts = self.decide_slices(data_shapes)
         self.label_layouts = self.decide_slices(label_shapes) if label_shapes else []
@@ -205,6 +212,8 @@ class DataParallelExecutorGroup:
 
     def reshape(self, data_shapes, label_shapes):
         """Re-shape every executor for new input shapes, sharing parameters and memory."""
+        data_shapes = as_descs(data_shapes)
+        label_shapes = None if label_shapes is None else as_descs(label_shapes)
         if data_shapes == self.data_shapes and label_shapes == self.label_shapes:
             return
         if self._default_execs is None:
@@ -296,7 +305,8 @@ class DataParallelExecutorGroup:
             load(data_of(data_batch), self._data_targets)
             labels = label_of(data_batch)
             self._loaded_labels = None
-            if self.label_arrays and labels:
+            self.labels_fed = bool(self.label_arrays and labels)
+            if self.labels_fed:
                 kept = self._kept_labels(labels)
                 load(kept, self._label_targets)
                 if self.copies_ahead and loaded_labels_apply():
@@ -306,26 +316,32 @@ class DataParallelExecutorGroup:
             single.forward(is_train=is_train)
             return
         self._load(data_batch, "data", self.data_arrays, self.data_layouts)
+        self.labels_fed = False
         if self.label_arrays:
-            self._load(data_batch, "label", self.label_arrays, self._label_layouts_used)
+            self.labels_fed = self._load(
+                data_batch, "label", self.label_arrays, self._label_layouts_used
+            )
         for executor in self.execs:
             executor.forward(is_train=is_train)
 
     def _load(self, data_batch, part, targets, axes):
+        """Copy the batch's ``part`` into ``targets``; whether the batch had any to copy."""
         if isinstance(data_batch, list):  # already sliced: one DataBatch per context
             if not _part_of(data_batch[0], part):
-                return
+                return False
             for index, batch in enumerate(data_batch):
                 sources = _part_of(batch, part)
                 if part == "label":
                     sources = self._kept_labels(sources)
                 copy_batch_part(sources, [t[index][1] for t in targets])
-            return
+            return True
         sources = _part_of(data_batch, part)
-        if sources:
-            if part == "label":
-                sources = self._kept_labels(sources)
-            load_sliced(sources, targets, axes)
+        if not sources:
+            return False
+        if part == "label":
+            sources = self._kept_labels(sources)
+        load_sliced(sources, targets, axes)
+        return True
 
     def _kept_labels(self, labels):
         if len(self._label_keep) == len(labels):

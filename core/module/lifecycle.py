@@ -7,12 +7,13 @@ facts together, and only the six combinations below can occur.
 
 Every public module method names its action; ``Lifecycle.check`` looks the
 action up in ``TRANSITIONS`` and either allows it, says it is a repeat (which
-MXNet tolerates with a warning), or raises ``LifecycleError`` naming the
-module, the method, the stage and the call that is missing. ``advance``
-moves to the stage after the action.
+MXNet tolerates with a warning, or with a line in the module's log), or
+raises ``LifecycleError`` naming the module, the method, the stage and the
+call that is missing. ``advance`` moves to the stage after the action.
 """
 
 import enum
+import logging
 import warnings
 
 import attrs
@@ -63,11 +64,18 @@ class Rule:
         repeats: stages where the action was already done: MXNet warns and
             ignores it unless forced (``force_rebind``/``force_init``).
         warning: the warning for such a repeat.
+        logged: MXNet logs that repeat through the module's logger
+            (``logger.warning``) rather than ``warnings.warn``.
     """
 
     allowed: dict
     repeats: tuple = ()
     warning: str = ""
+    logged: bool = False
+
+
+# MXNet's words, then how to do it anyway
+_ALREADY_BOUND = "Already bound, ignoring bind() (pass force_rebind=True to bind again)"
 
 
 def _stay(*stages):
@@ -78,12 +86,14 @@ TRANSITIONS = {
     "bind": Rule(
         {S.UNBOUND: S.BOUND, S.PARAMS_ONLY: S.INITIALIZED, S.UNBOUND_OPTIMIZED: S.OPTIMIZED},
         repeats=_BOUND,
-        warning="already bound, ignoring bind(); pass force_rebind=True to rebind",
+        warning=_ALREADY_BOUND,
+        logged=True,
     ),
     "bind_shared": Rule(  # bind(shared_module=...): parameters come from the shared module
         {S.UNBOUND: S.INITIALIZED, S.PARAMS_ONLY: S.INITIALIZED, S.UNBOUND_OPTIMIZED: S.OPTIMIZED},
         repeats=_BOUND,
-        warning="already bound, ignoring bind(); pass force_rebind=True to rebind",
+        warning=_ALREADY_BOUND,
+        logged=True,
     ),
     "unbind": Rule(
         {
@@ -104,7 +114,8 @@ TRANSITIONS = {
     "init_optimizer": Rule(
         {S.INITIALIZED: S.OPTIMIZED, S.OPTIMIZED: S.OPTIMIZED},
         repeats=(S.OPTIMIZED,),
-        warning="optimizer already initialized, ignoring; pass force_init=True to replace it",
+        warning="optimizer already initialized, ignoring... (pass force_init=True to replace it)",
+        logged=True,
     ),
     "borrow_optimizer": Rule({S.INITIALIZED: S.OPTIMIZED, S.OPTIMIZED: S.OPTIMIZED}),
     # actions that need a stage and leave it as it is
@@ -129,20 +140,31 @@ _NEXT_CALL = {
 
 @attrs.define
 class Lifecycle:
-    """The stage of one module and the checks of its transitions."""
+    """The stage of one module and the checks of its transitions.
+
+    Attributes:
+        owner: the module's class name, for messages.
+        stage: where the module is.
+        logger: the module's logger, for the repeats MXNet logs (``logging``
+            itself by default, as MXNet's modules).
+    """
 
     owner: str
     stage: Stage = Stage.UNBOUND
+    logger: object = logging
 
     def check(self, action, method, force=False):
         """Whether ``method`` (doing ``action``) should run now.
 
-        Returns False for a tolerated repeat (after warning, as MXNet does);
-        raises LifecycleError when the stage does not allow the action.
+        Returns False for a tolerated repeat (after warning or logging it, as
+        MXNet does); raises LifecycleError when the stage does not allow the action.
         """
         rule = TRANSITIONS[action]
         if self.stage in rule.repeats and not force:
-            warnings.warn(f"{self.owner}.{method}: {rule.warning}", stacklevel=3)
+            if rule.logged:
+                self.logger.warning(rule.warning)
+            else:
+                warnings.warn(f"{self.owner}.{method}: {rule.warning}", stacklevel=3)
             return False
         if self.stage not in rule.allowed:
             raise LifecycleError(self._refusal(method, rule))

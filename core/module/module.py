@@ -19,7 +19,12 @@ from ..ndarray import NDArray
 from .base import BaseModule
 from .batch_fields import data_of, label_of, provide_data_of, provide_label_of
 from .executor_group import DataParallelExecutorGroup
-from .inputs import check_input_names, parse_data_desc
+from .inputs import (
+    check_input_names,
+    check_inputs_provided,
+    check_labels_fed,
+    parse_data_desc,
+)
 from .optimizing import OptimizingMixin
 from .parameters import ParamsMixin
 
@@ -172,9 +177,7 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
             return
         if inputs_need_grad and not for_training:
             raise ValueError("Module.bind: inputs_need_grad=True needs for_training=True")
-        data_descs, label_descs = parse_data_desc(
-            self._data_names, self._label_names, data_shapes, label_shapes
-        )
+        data_descs, label_descs = self._parse_shapes("bind", data_shapes, label_shapes)
         if shared_module is not None:
             self._check_lender(shared_module)
         self._exec_group = self._make_group(
@@ -189,6 +192,17 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         lender = shared_module
         if lender is not None and lender.optimizer_initialized and not self.optimizer_initialized:
             self.borrow_optimizer(lender)
+
+    def _parse_shapes(self, method, data_shapes, label_shapes):
+        """``(data descs, label descs or None)``, checked against the symbol's inputs."""
+        data_descs, label_descs = parse_data_desc(
+            self._data_names, self._label_names, data_shapes, label_shapes
+        )
+        arguments = self._symbol.list_arguments()
+        needed = [n for n in self._data_names + self._label_names if n in arguments]
+        owner = f"{type(self).__name__}.{method}"
+        check_inputs_provided(owner, arguments, needed, data_descs, label_descs)
+        return data_descs, label_descs
 
     def _check_lender(self, shared_module):
         stage = shared_module._lifecycle.stage
@@ -265,9 +279,7 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
     def reshape(self, data_shapes, label_shapes=None):
         """Re-shape the executors for new input shapes (e.g. another batch size)."""
         self._lifecycle.require("bound_only", "reshape")
-        data_descs, label_descs = parse_data_desc(
-            self._data_names, self._label_names, data_shapes, label_shapes
-        )
+        data_descs, label_descs = self._parse_shapes("reshape", data_shapes, label_shapes)
         self._exec_group.reshape(data_descs, label_descs)
         self._set_shapes(data_descs, label_descs)
 
@@ -331,9 +343,17 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
         self.reshape(new_data, new_label or None)
 
     def backward(self, out_grads=None):
-        """Back-propagate (``out_grads`` for outputs that are not loss layers)."""
+        """Back-propagate (``out_grads`` for outputs that are not loss layers).
+
+        Where rebind differs: when the symbol reads labels that the last forward
+        did not feed (its batch had none, or the module was bound without
+        label shapes), this raises; MXNet back-propagated against the labels
+        left from an earlier batch, or zeros.
+        """
         self._lifecycle.require("backward", "backward")
-        self._exec_group.backward(out_grads=out_grads)
+        group = self._exec_group
+        check_labels_fed(type(self).__name__, group, self._label_names, bool(self._label_shapes))
+        group.backward(out_grads=out_grads)
 
     def get_outputs(self, merge_multi_context=True):
         """Outputs of the last forward: ``[out1, ...]`` or ``[[out1_dev1, ...], ...]``."""

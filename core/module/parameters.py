@@ -12,6 +12,7 @@ from ..errors import ShapeError
 from ..initializer import InitDesc
 from ..model import split_params
 from .base import DEFAULT_INITIALIZER, resolve_initializer
+from .inputs import check_unclaimed_inputs
 
 __all__ = ["ParamsMixin"]
 
@@ -54,6 +55,14 @@ class ParamsMixin:
         if not allow_missing:  # MXNet reports a missing value before an extra one
             self._check_missing(arg_params, aux_params)
         self._check_extra(arg_params, aux_params, allow_extra)
+        filled = [n for n in self._arg_params if arg_params is None or n not in arg_params]
+        check_unclaimed_inputs(
+            f"{type(self).__name__}.init_params",
+            self._symbol,
+            self._data_names,
+            self._label_names,
+            filled if initializer is not None else [],
+        )
         attrs = self._symbol.attr_dict()
         for params, given in ((self._arg_params, arg_params), (self._aux_params, aux_params)):
             for name in sorted(params):

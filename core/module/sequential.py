@@ -59,7 +59,7 @@ class SequentialModule(BaseModule):
             )
         self._modules.append(module)
         self._metas.append(dict(kwargs))
-        self._lifecycle = Lifecycle(type(self).__name__)
+        self._lifecycle = Lifecycle(type(self).__name__, logger=self.logger)
         return self
 
     def _takes_labels(self, index):

@@ -37,10 +37,21 @@ def progress_lines(monkeypatch):
     logger.removeHandler(handler)
 
 
+def module_logger():
+    """A module logger that shows warnings but not fit's INFO epoch lines.
+
+    With the epoch lines shown, the progress plugin stays quiet (see
+    test_progress_with_logging.py); these tests want both it and caplog's records.
+    """
+    logger = logging.getLogger("tests.fit_module")
+    logger.setLevel(logging.WARNING)
+    return logger
+
+
 def classifier(ctx):
     net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
     net = mx.sym.SoftmaxOutput(net, name="softmax")
-    return mx.mod.Module(net, context=ctx)
+    return mx.mod.Module(net, context=ctx, logger=module_logger())
 
 
 def two_blobs(rows=64, seed=3):
@@ -99,7 +110,7 @@ def test_fit_stops_on_a_nan_loss(ctx, caplog, progress_lines):
     data[20] = np.nan  # in the second batch of 16
     net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=1, name="fc")
     net = mx.sym.LinearRegressionOutput(net, name="lro")
-    mod = mx.mod.Module(net, context=ctx, label_names=["lro_label"])
+    mod = mx.mod.Module(net, context=ctx, label_names=["lro_label"], logger=module_logger())
     train = mx.io.NDArrayIter(data, label, batch_size=16, label_name="lro_label")
     mod.fit(train, num_epoch=3, eval_metric="mse", batch_end_callback=mx.callback.StopOnNaN())
     stopped = [m for m in caplog.messages if "Training stopped" in m]
