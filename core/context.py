@@ -34,16 +34,28 @@ _cache = {}
 
 
 class _ContextMeta(type):
-    """Gives ``Context.default_ctx`` MXNet's class-level read/write behaviour."""
+    """Gives ``Context.default_ctx`` MXNet's class-level, per-thread read/write behaviour.
+
+    As in MXNet, ``default_ctx`` is the current context of the calling thread:
+    inside ``with ctx:`` it is ``ctx``, and setting it there lasts until the
+    block ends. Outside any block, setting it changes this thread's default;
+    ``None`` restores the selected backend's device 0. Other threads start
+    from the backend's default, whatever this thread set.
+    """
 
     @property
     def default_ctx(cls):
-        explicit = _cache.get("explicit_default")
-        return explicit if explicit is not None else _default_context()
+        return current_context()
 
     @default_ctx.setter
     def default_ctx(cls, ctx):
-        _cache["explicit_default"] = None if ctx is None else Context(ctx)
+        stack = _stack()
+        if ctx is None:
+            _local.default = None
+        elif stack:
+            stack[-1] = Context(ctx)
+        else:
+            _local.default = Context(ctx)
 
 
 class Context(metaclass=_ContextMeta):
@@ -135,9 +147,12 @@ def cpu_pinned(device_id=0):
 
 
 def current_context():
-    """The innermost ``with ctx:`` context of this thread, or the default one."""
+    """The innermost ``with ctx:`` context of this thread, or this thread's default."""
     stack = _stack()
-    return stack[-1] if stack else Context.default_ctx
+    if stack:
+        return stack[-1]
+    default = getattr(_local, "default", None)
+    return default if default is not None else _default_context()
 
 
 def selected_backend_name():
@@ -222,9 +237,7 @@ def gpu_memory_report(device_id=0):
 
 
 def _forget_backends():
-    explicit = _cache.get("explicit_default")
     _cache.clear()
-    _cache["explicit_default"] = explicit
 
 
 registry.on_reset(_forget_backends)

@@ -129,7 +129,7 @@ def _create_kvstore(kvstore, num_device, arg_params):
     update_on_kvstore = bool(int(os.environ.get("MXNET_UPDATE_ON_KVSTORE", "1")))
     if kvstore is None:
         store = None
-    elif isinstance(kvstore, kvs.KVStore):
+    elif isinstance(kvstore, kvs.KVStoreBase):
         store = kvstore
     elif isinstance(kvstore, str):
         if num_device == 1 and "dist" not in kvstore and kvstore.lower() != "nccl":
@@ -146,7 +146,7 @@ def _create_kvstore(kvstore, num_device, arg_params):
         )
     if store is None:
         return None, False
-    return store, update_on_kvstore and store.is_capable(kvs.KVStore.OPTIMIZER)
+    return store, update_on_kvstore and store.is_capable(kvs.KVStoreBase.OPTIMIZER)
 
 
 def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_on_kvstore):
@@ -155,7 +155,15 @@ def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_o
     The store's value is pulled when the update runs on the store and, in
     rebind, whenever there are several workers: a distributed store keeps
     rank 0's parameters, and every worker must start from them.
+
+    A store with only MXNet's ``KVStoreBase`` interface (no ``init``) has
+    ``broadcast`` rank 0's parameters to the devices instead; MXNet calls
+    ``init`` on it and fails.
     """
+    if not isinstance(kvstore, kvs.KVStore):
+        for index, name in enumerate(param_names):
+            kvstore.broadcast(name, arg_params[name], out=param_arrays[index], priority=-index)
+        return
     pull = update_on_kvstore or kvstore.num_workers > 1
     for index, name in enumerate(param_names):
         kvstore.init(name, arg_params[name])

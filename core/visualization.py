@@ -94,7 +94,7 @@ def _output_shapes(symbol, shape, caller):
     _check_input_names(symbol, shape, caller, "shape")
     internals = symbol.get_internals()
     try:
-        _, out_shapes, _ = internals.infer_shape(**shape)
+        _, out_shapes, _ = internals._infer_shape_strict(**shape)
     except ValueError as error:
         raise ShapeError(
             f"{caller}: cannot infer the network's shapes from shape={shape!r}: {error}; "

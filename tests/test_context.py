@@ -81,6 +81,48 @@ def test_default_ctx_is_settable(fresh_registry):
     assert mx.current_context() == mx.cpu(0)
 
 
+def test_default_ctx_is_per_thread(fresh_registry):
+    # MXNet keeps Context.default_ctx in a threading.local: a thread's setting
+    # stays in that thread, and a new thread starts from cpu(0)
+    seen = []
+
+    def worker():
+        seen.append(mx.Context.default_ctx)
+        mx.test_utils.set_default_context(mx.gpu(11))
+        seen.append(mx.Context.default_ctx)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen == [mx.cpu(0), mx.gpu(11)]
+    assert mx.Context.default_ctx == mx.cpu(0)
+
+
+def test_default_ctx_inside_with_is_the_with_context():
+    ready, status = threading.Event(), []
+
+    def worker():
+        with mx.cpu(10):
+            ready.wait()
+            status.append(mx.Context.default_ctx)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    mx.Context.default_ctx = mx.cpu(11)  # another thread's setting: no effect there
+    try:
+        ready.set()
+        thread.join()
+        assert status == [mx.cpu(10)]
+        with mx.cpu(3):
+            assert mx.Context.default_ctx == mx.cpu(3)
+            mx.Context.default_ctx = mx.cpu(7)  # as MXNet: lasts until the block ends
+            assert mx.current_context() == mx.cpu(7)
+        assert mx.current_context() == mx.cpu(11)
+    finally:
+        mx.Context.default_ctx = None
+    assert mx.current_context() == mx.cpu(0)
+
+
 def test_pinned_and_shared_memory_use_the_cpu_backend():
     assert mx.cpu_pinned().backend is mx.cpu().backend
     array = mx.nd.ones(3, ctx=mx.cpu_pinned())

@@ -110,7 +110,7 @@ def bind(
 
 def _check_shapes(symbol, arg_names, arg_arrays, grad_arrays, aux_names, aux_arrays):
     given = {n: a.shape for n, a in zip(arg_names, arg_arrays, strict=True)}
-    arg_shapes, _, aux_shapes = symbol.infer_shape(**given)
+    arg_shapes, _, aux_shapes = symbol._infer_shape_strict(**given)
     for name, shape, array in zip(aux_names, aux_shapes, aux_arrays, strict=True):
         if array.shape != shape:
             raise ShapeError(
@@ -137,7 +137,7 @@ def simple_bind(
     """Infer every shape and dtype from the given ones, allocate, and bind."""
     _check_unique(symbol)
     ctx, contexts = placement(ctx, group2ctx)
-    arg_shapes, _, aux_shapes = symbol.infer_shape(**(shapes or {}))
+    arg_shapes, _, aux_shapes = symbol._infer_shape_strict(**(shapes or {}))
     arg_names = symbol.list_arguments()
     plan = compile_plan(symbol, contexts, dict(zip(arg_names, arg_shapes, strict=True)))
     arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))

@@ -10,6 +10,7 @@ them, and which inputs lead to a gradient, so backward skips what is not
 needed.
 """
 
+from ..errors import RebindError
 from ..ops.base import OpContext
 from ..symbol.graph import topological_order
 from ..symbol.infer import arguments_and_aux, infer_graph_shapes
@@ -196,6 +197,18 @@ class Plan:
             step.runs_backward = any(step.need_grad) or bool(step.aux)
             for slot, needed in zip(step.inputs, step.need_grad, strict=True):
                 reached[slot] = reached[slot] or needed
+        _check_differentiable(self.steps)
+
+
+def _check_differentiable(steps):
+    """Refuse, at bind as MXNet does, a gradient that must pass an op without one."""
+    for step in steps:
+        if step.op.backward is None and any(step.need_grad):
+            raise RebindError(
+                f"bind: {step.op.name} node {step.name!r} is non-differentiable (it has no "
+                "gradient, as in MXNet), yet an argument bound with a gradient depends on "
+                "it; put stop_gradient after it or bind those arguments with grad_req='null'"
+            )
 
 
 # operators whose input gets a zero gradient whatever reaches their output

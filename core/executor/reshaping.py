@@ -73,7 +73,7 @@ class MemoryGroup:
 def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
     """See ``Executor.reshape``: arrays whose shape is unchanged are shared."""
     symbol = executor.symbol
-    arg_shapes, _, aux_shapes = symbol.infer_shape(**shapes)
+    arg_shapes, _, aux_shapes = symbol._infer_shape_strict(**shapes)
     plan = executor._plan
     args, grads = [], []
     for index, node in enumerate(plan.arguments):

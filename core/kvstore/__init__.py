@@ -1,10 +1,12 @@
 """``mx.kv`` (alias ``mx.kvstore``): key-value stores that sum and update parameters.
 
-``kvstore`` holds the ``KVStore`` base class with ``create`` and ``register``;
-``keys`` checks and pairs keys with values. The stores themselves (``local``,
-``device``, ``dist_sync``, ``nccl``, ...) are plugins.
+``base`` holds the ``KVStoreBase`` interface and ``register``; ``kvstore`` the
+``KVStore`` in-process implementation and ``create``; ``keys`` checks and pairs
+keys with values. The stores themselves (``local``, ``device``, ``dist_sync``,
+``nccl``, ``teststore``, ...) are plugins.
 """
 
-from .kvstore import KVStore, KVStoreBase, KVStoreError, create, register
+from .base import KVStoreBase, register
+from .kvstore import KVStore, KVStoreError, create
 
 __all__ = ["KVStore", "KVStoreBase", "KVStoreError", "create", "register"]

@@ -1,4 +1,4 @@
-"""``mx.kv`` (alias ``mx.kvstore``): the KVStore base class, ``create`` and ``register``.
+"""``mx.kv`` (alias ``mx.kvstore``): ``KVStore``, rebind's in-process store, and ``create``.
 
 A key-value store keeps one array per key. ``push`` sums the values given for
 a key (one per device) and stores the sum, or, once an optimizer or updater is
@@ -13,7 +13,8 @@ updater and its saved states. A concrete store says only where values are
 kept and summed (``_home_context``, ``_reduce_context``); ``local`` and
 ``device`` are plugins (``rebind.plugins.kvstores_local``) registered through
 ``rebind_add_kvstores`` as a third-party store would be. A factory registered
-there is called with no arguments and returns a ``KVStore``.
+there is called with no arguments and returns a ``KVStoreBase`` (``base.py``:
+the interface, and ``register`` for stores written against it).
 
 Where rebind differs from MXNet:
 
@@ -32,26 +33,23 @@ from .. import registry
 from ..errors import DTypeMismatchError, PluginError, RebindError, ShapeError
 from ..fileutil import write_atomic
 from ..optimizer import Optimizer, get_updater
+from .base import FAMILY, KVStoreBase, register
 from .keys import key_kind, key_value_pairs
 
 __all__ = ["KVStore", "KVStoreBase", "KVStoreError", "create", "register"]
-
-FAMILY = "kvstores"
 
 
 class KVStoreError(RebindError, RuntimeError):
     """A key was used out of turn: not initialized yet, initialized twice, wrong kind."""
 
 
-class KVStore:
-    """Base class of key-value stores; subclasses choose the contexts values live on.
+class KVStore(KVStoreBase):
+    """rebind's in-process key-value store; subclasses choose the contexts values live on.
 
     Args:
         name: the store's ``type`` (defaults to the lower-cased class name, as
             MXNet names registered stores).
     """
-
-    OPTIMIZER = "optimizer"
 
     def __init__(self, name=None):
         self._type = (name or type(self).__name__).lower()
@@ -283,24 +281,6 @@ class KVStore:
         self._updater(name.encode() if isinstance(name, str) else name, merged, stored)
 
 
-KVStoreBase = KVStore
-
-
-def register(klass):
-    """Register a KVStore subclass under its lower-cased class name; returns the class.
-
-    MXNet's ``KVStoreBase.register``: ``create(name)`` then calls ``klass()``;
-    registering a name again replaces it with a warning.
-    """
-    if not (isinstance(klass, type) and issubclass(klass, KVStore)):
-        raise TypeError(f"kvstore register: expected a KVStore subclass, got {klass!r}")
-    registry.add_runtime(FAMILY, klass.__name__.lower(), klass, owner=klass.__module__)
-    return klass
-
-
-KVStore.register = staticmethod(register)
-
-
 def create(name="local"):
     """A new store of the type registered as ``name`` (case-insensitive), e.g. ``'device'``.
 
@@ -313,10 +293,10 @@ def create(name="local"):
         raise TypeError(f"kvstore create: name must be a string such as 'local', got {name!r}")
     factory = registry.lookup(FAMILY, name)
     store = factory()
-    if not isinstance(store, KVStore):
+    if not isinstance(store, KVStoreBase):
         owner = registry.get_registry(FAMILY).owner(name)
         raise PluginError(
             f"kvstore {name!r} (plugin {owner!r}) made a {type(store).__name__}, not a "
-            "rebind.kvstore.KVStore"
+            "rebind.kvstore.KVStoreBase"
         )
     return store

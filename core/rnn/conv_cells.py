@@ -81,7 +81,7 @@ class BaseConvRNNCell(BaseRNNCell):
             dilate=self._i2h_dilate,
             layout=self._conv_layout,
         )
-        shape = probe.infer_shape(data=self._input_shape)[1][0]
+        shape = probe._infer_shape_strict(data=self._input_shape)[1][0]
         return (0, *shape[1:])
 
     @property

@@ -44,7 +44,7 @@ def _scoped_attrs(attr, what):
     for key, value in attr.items():
         if not isinstance(value, str):
             raise ValueError(f"{what}: attribute {key!r} must be a string, got {value!r}")
-    return AttrScope.current().get({stored_key(k): v for k, v in attr.items()})
+    return AttrScope.current.get({stored_key(k): v for k, v in attr.items()})
 
 
 def _dtype_flag(dtype, name):
@@ -116,7 +116,7 @@ def create(op_name, hint, args, kwargs):
     positional, extra = split_positional(op, args, Symbol)
     kwargs.update(_positional_values(op, extra, kwargs))
     raw, params, slots = _parse(op, kwargs, inputs, len(positional))
-    node_name = NameManager.current().get(name, hint)
+    node_name = NameManager.current.get(name, hint)
     attrs = {**raw, **_scoped_attrs(attr, f"{op.name} {node_name!r}"), **hidden}
     op.parse(attrs)  # scope attributes meet the op's parser too: a plain key fails, as in MXNet
     entries = _assign_inputs(op.name, slots, positional, inputs, node_name, attrs)
@@ -159,7 +159,9 @@ def _assign_inputs(op_name, slots, positional, named, node_name, attrs):
             f"{op_name}: {len(positional)} inputs given, it takes {len(slots)} ({', '.join(slots)})"
         )
     unknown = set(named) - set(slots)
-    if unknown:
+    # MXNet's Compose ignores keyword symbols given to an operator without inputs
+    # (mx.sym.random.randn(data=x) is _random_normal alone, its shape inferred)
+    if unknown and slots:
         raise ValueError(
             f"{op_name}: unknown input {sorted(unknown)[0]!r}; inputs are {', '.join(slots)}"
         )
@@ -172,7 +174,9 @@ def _assign_inputs(op_name, slots, positional, named, node_name, attrs):
         elif slot in named:
             entries.append(_single_entry(named[slot], op_name, slot))
         else:
-            entries.append((Node(None, f"{node_name}_{slot}", attrs), 0))
+            # an unnamed node (composed from an atomic symbol) names them by slot alone
+            var_name = f"{node_name}_{slot}" if node_name else slot
+            entries.append((Node(None, var_name, attrs), 0))
     return entries
 
 
@@ -262,6 +266,7 @@ def _install_operators():
     Symbol.__neg__ = lambda self: create("_mul_scalar", "_mulscalar", (self,), {"scalar": -1.0})
     Symbol.__abs__ = lambda self: create("abs", "abs", (self,), {})
     Symbol.__call__ = _compose
+    Symbol._gen_atomic_symbol = _gen_atomic_symbol
     methods = {**FLUENT_METHODS, "reshape": "Reshape", "astype": "Cast"}
     for method, op_name in methods.items():
         if method not in Symbol.__dict__:
@@ -286,6 +291,8 @@ def _compose(self, *args, **kwargs):
     name = kwargs.pop("name", None)
     if args and kwargs:
         raise TypeError("compose with either positional or keyword symbols, not both")
+    if _is_atomic(self):
+        return _compose_atomic(self, args, kwargs, name)
     clone = self.__deepcopy__(None)
     replace = _replacements(clone, args, kwargs)
     for node in clone._nodes():
@@ -300,6 +307,44 @@ def _compose(self, *args, **kwargs):
     if name is not None and clone._node() is not None:
         clone._node().name = name
     return clone
+
+
+def _gen_atomic_symbol(self):
+    """MXNet's atomic symbol: this symbol's operator and attributes, not applied to inputs.
+
+    It has no arguments and no name; calling it (``atomic(*inputs, name=...)``)
+    applies the operator to ``inputs``, and inputs not given become variables
+    (``<name>_<input>``, or the input's name alone without a name), as MXNet's
+    AMP does to rebuild a node with cast inputs. Only a symbol whose outputs all
+    come from one operator node has one.
+    """
+    node = self._node()
+    if node is None or node.op is None:
+        what = "a variable" if node is not None else f"{len(self._heads)} outputs of several nodes"
+        raise ValueError(
+            f"_gen_atomic_symbol: the symbol must be the outputs of one operator node, got "
+            f"{what} ({', '.join(self.list_outputs())}); pick one node's symbol, e.g. from "
+            "get_internals()"
+        )
+    atomic = Node(node.op, "", node.attrs)
+    return Symbol([(atomic, i) for i in range(atomic.num_outputs)])
+
+
+def _is_atomic(symbol):
+    node = symbol._node()
+    return node is not None and node.op is not None and not node.inputs and node.name == ""
+
+
+def _compose_atomic(symbol, args, kwargs, name):
+    """Apply an atomic symbol's operator to ``args`` or ``kwargs``: a new node named ``name``."""
+    atomic = symbol._node()
+    op, attrs = atomic.op, dict(atomic.attrs)
+    slots = (*op.arguments(atomic.params), *op.aux_states(atomic.params))
+    node_name = "" if name is None else name
+    entries = _assign_inputs(op.name, slots, list(args), kwargs, node_name, attrs)
+    node = Node(op, node_name, attrs, entries)
+    node.set_input_var_attrs()
+    return Symbol([(node, i) for i in range(node.num_outputs)])
 
 
 def _replacements(symbol, args, kwargs):

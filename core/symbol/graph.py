@@ -69,10 +69,14 @@ class Node:
         return len(self.output_suffixes())
 
     def output_name(self, index):
-        """MXNet's name of output ``index``: the variable's name, or ``<node>_<suffix>``."""
+        """MXNet's name of output ``index``: the variable's name, or ``<node>_<suffix>``.
+
+        A node without a name (an atomic symbol's) names its outputs by suffix alone.
+        """
         if self.op is None:
             return self.name
-        return f"{self.name}_{self.output_suffixes()[index]}"
+        suffix = self.output_suffixes()[index]
+        return f"{self.name}_{suffix}" if self.name else suffix
 
     def argument_names(self):
         return self.op.arguments(self.params)

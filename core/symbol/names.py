@@ -2,7 +2,9 @@
 
 Both are ``with``-scoped and per thread, as in MXNet: ``with mx.name.Prefix('enc_'):``
 prefixes every name created inside, ``with mx.AttrScope(ctx_group='dev1'):``
-attaches ``__ctx_group__`` to every symbol created inside.
+attaches ``__ctx_group__`` to every symbol created inside. ``NameManager.current``
+and ``AttrScope.current`` are MXNet's class-level attributes: the calling thread's
+manager or scope, which may also be assigned (each thread starts with a fresh one).
 """
 
 import threading
@@ -27,12 +29,38 @@ def stored_key(key):
     return f"__{key}__" if key in HIDDEN_KEYS else key
 
 
-class NameManager:
+class _PerThreadCurrent(type):
+    """Gives ``cls.current`` MXNet's class-level read/write behaviour, one value per thread.
+
+    The value lives in this module's thread-local under ``cls._slot``; a thread
+    that never set one gets ``cls._fresh()``.
+    """
+
+    @property
+    def current(cls):
+        value = getattr(_local, cls._slot, None)
+        if value is None:
+            value = cls._fresh()
+            setattr(_local, cls._slot, value)
+        return value
+
+    @current.setter
+    def current(cls, value):
+        setattr(_local, cls._slot, value)
+
+
+class NameManager(metaclass=_PerThreadCurrent):
     """Gives unnamed symbols the name ``<hint><counter>`` (``fullyconnected0``, ``_plus3``)."""
+
+    _slot = "name_manager"
 
     def __init__(self):
         self._counter = {}
         self._old = None
+
+    @staticmethod
+    def _fresh():
+        return NameManager()
 
     def get(self, name, hint):
         """``name`` itself if given, else a fresh name from ``hint``."""
@@ -42,20 +70,13 @@ class NameManager:
         self._counter[hint] = count + 1
         return f"{hint}{count}"
 
-    @classmethod
-    def current(cls):
-        manager = getattr(_local, "name_manager", None)
-        if manager is None:
-            manager = _local.name_manager = NameManager()
-        return manager
-
     def __enter__(self):
-        self._old = NameManager.current()
-        _local.name_manager = self
+        self._old = NameManager.current
+        NameManager.current = self
         return self
 
     def __exit__(self, *exc):
-        _local.name_manager = self._old
+        NameManager.current = self._old
         return False
 
 
@@ -70,7 +91,7 @@ class Prefix(NameManager):
         return self._prefix + super().get(name, hint)
 
 
-class AttrScope:
+class AttrScope(metaclass=_PerThreadCurrent):
     """Attributes attached to every symbol created inside the ``with`` block.
 
     MXNet's hidden keys are given without underscores (``ctx_group='dev1'``)
@@ -85,6 +106,12 @@ class AttrScope:
         self._attr = {stored_key(k): v for k, v in kwargs.items()}
         self._old = None
 
+    _slot = "attr_scope"
+
+    @staticmethod
+    def _fresh():
+        return AttrScope()
+
     def get(self, attr=None):
         """The scope's attributes, updated with ``attr`` (which wins)."""
         merged = dict(self._attr)
@@ -92,20 +119,13 @@ class AttrScope:
             merged.update(attr)
         return merged
 
-    @classmethod
-    def current(cls):
-        scope = getattr(_local, "attr_scope", None)
-        if scope is None:
-            scope = _local.attr_scope = AttrScope()
-        return scope
-
     def __enter__(self):
-        self._old = AttrScope.current()
+        self._old = AttrScope.current
         merged = AttrScope()
         merged._attr = {**self._old._attr, **self._attr}
-        _local.attr_scope = merged
+        AttrScope.current = merged
         return self
 
     def __exit__(self, *exc):
-        _local.attr_scope = self._old
+        AttrScope.current = self._old
         return False

@@ -1,6 +1,7 @@
 """Symbol: a list of output entries of a graph, with MXNet's Symbol API."""
 
 import numbers
+import warnings
 
 from ..base import NotImplementedForSymbol
 from ..errors import FormatError, ShapeError
@@ -196,15 +197,18 @@ class Symbol:
             )
         return kwargs
 
-    def _infer_shape(self, args, kwargs, partial):
+    def _infer_shape(self, args, kwargs, partial, strict=True):
         given = {k: tuple(v) for k, v in self._given(args, kwargs, "infer_shape").items()}
         nodes, shapes = infer_graph_shapes(self._heads, given)
         if not partial:
             problem = unresolved(nodes, shapes, given)
             if problem is None:
                 problem = self._unknown_argument(nodes, shapes, given)
-            if problem is not None:
+            if problem is not None and strict:
                 raise problem
+            if problem is not None:
+                self._warn_undecided(nodes, shapes, problem)
+                return None, None, None
         args_, aux_ = arguments_and_aux(nodes)
 
         def shape_of(node, index=0):
@@ -224,11 +228,37 @@ class Symbol:
                 )
         return None
 
+    @staticmethod
+    def _warn_undecided(nodes, shapes, problem):
+        """MXNet's warning when ``infer_shape`` cannot decide every shape, plus the first gap."""
+        args_, _ = arguments_and_aux(nodes)
+        unknown = [
+            f"{n.name}: {tuple(shapes.get((id(n), 0)) or ())}"
+            for n in args_
+            if not shapes.get((id(n), 0)) or 0 in shapes[(id(n), 0)]
+        ]
+        warnings.warn(
+            "Cannot decide shape for the following arguments (0s in shape means unknown "
+            "dimensions). Consider providing them as input:\n\t"
+            + "\n\t".join(unknown[:10] + (["..."] if len(unknown) > 10 else []))
+            + f"\n({problem})",
+            stacklevel=3,
+        )
+
     def infer_shape(self, *args, **kwargs):
         """(argument shapes, output shapes, aux shapes) from some input shapes.
 
-        Raises ShapeError naming the node and argument when the shapes
-        conflict or cannot all be inferred (MXNet returns Nones instead).
+        As in MXNet, shapes that cannot all be inferred give ``(None, None,
+        None)`` and a warning naming the arguments still unknown; shapes that
+        conflict raise ShapeError naming the node, the argument and both shapes.
+        """
+        return self._infer_shape(args, kwargs, partial=False, strict=False)
+
+    def _infer_shape_strict(self, *args, **kwargs):
+        """``infer_shape`` for binding: shapes that cannot all be inferred raise ShapeError.
+
+        The error names the first node and argument whose shape stays unknown
+        and the shapes given, which is what a bind needs to report.
         """
         return self._infer_shape(args, kwargs, partial=False)
 

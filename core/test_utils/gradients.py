@@ -132,7 +132,7 @@ def check_numeric_gradient(
     aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
     aux_npy = None if aux_states is None else {k: v.asnumpy() for k, v in aux_states.items()}
     grad_nodes, grad_req = _grad_requests(sym, grad_nodes)
-    _, out_shape, _ = sym.infer_shape(**{k: v.shape for k, v in location.items()})
+    _, out_shape, _ = sym._infer_shape_strict(**{k: v.shape for k, v in location.items()})
     # project the output on random weights so every output element matters to the loss
     out = sym_mod.make_loss(sym * sym_mod.Variable("__random_proj"))
     location["__random_proj"] = nd.array(np.random.rand(*out_shape[0]) + 0.1, ctx=ctx, dtype=dtype)

@@ -13,7 +13,7 @@ def default_context():
 
 
 def set_default_context(ctx):
-    """Make ``ctx`` the process-wide default context (what ``default_context`` returns)."""
+    """Make ``ctx`` this thread's default context (what ``default_context`` returns)."""
     Context.default_ctx = ctx
 
 

@@ -74,11 +74,32 @@ def test_label_mismatch_is_reported_on_the_loss_node():
         _mlp().infer_shape(data=(4, 5), softmax_label=(5,))
 
 
-def test_missing_input_shape_cannot_be_inferred():
+def test_missing_input_shape_gives_nones_and_a_warning_as_mxnet():
+    with pytest.warns(UserWarning, match="Cannot decide shape.*\\n\tdata: \\(\\)") as caught:
+        assert _mlp().infer_shape() == (None, None, None)
+    assert "cannot infer the shape of argument 'data'" in str(caught[0].message)
+    with pytest.warns(UserWarning, match="given: fc1_weight=\\(8, 5\\)"):
+        assert _mlp().infer_shape(fc1_weight=(8, 5)) == (None, None, None)
+
+
+def test_binding_needs_every_shape_and_says_which_is_missing(ctx):
     with pytest.raises(ShapeError, match="cannot infer the shape of argument 'data'.*given: none"):
-        _mlp().infer_shape()
-    with pytest.raises(ShapeError, match="given: fc1_weight=\\(8, 5\\)"):
-        _mlp().infer_shape(fc1_weight=(8, 5))
+        _mlp().simple_bind(ctx)
+
+
+def test_a_recurrent_state_of_unknown_shape_as_mxnet():
+    """MXNet's test_symbol_infer_shape: the state's shape comes from a first partial pass."""
+    data, prev = mx.sym.var("data"), mx.sym.var("prevstate")
+    x2h = mx.sym.FullyConnected(data=data, name="x2h", num_hidden=128)
+    h2h = mx.sym.FullyConnected(data=prev, name="h2h", num_hidden=128)
+    out = mx.sym.Activation(data=mx.sym.elemwise_add(x2h, h2h), act_type="relu")
+    with pytest.warns(UserWarning, match="prevstate: \\(\\)"):
+        assert out.infer_shape(data=(10, 64)) == (None, None, None)
+    args, outs, _ = out.infer_shape_partial(data=(10, 64))
+    shapes = dict(zip(out.list_arguments(), args, strict=True))
+    assert shapes["x2h_weight"] == (128, 64) and shapes["h2h_weight"] == ()
+    args, _, _ = out.infer_shape(data=(10, 64), prevstate=outs[0])
+    assert dict(zip(out.list_arguments(), args, strict=True))["h2h_weight"] == (128, 128)
 
 
 def test_declared_shape_is_used_and_given_shape_wins():

@@ -1,0 +1,96 @@
+"""The MXNet-suite runner's scope rule, file patching and failure summaries."""
+
+import argparse
+import textwrap
+
+import run_mxnet_suite as suite
+
+SOURCE = textwrap.dedent(
+    """\
+    import mxnet as mx
+    from mxnet import gluon, nd
+    from mxnet.test_utils import assert_almost_equal, use_np, default_context
+
+    def helper():
+        return mx.nd.ones((2,), stype='row_sparse')
+
+    def plain_helper():
+        return mx.nd.ones((2,))
+
+    def test_plain():
+        assert_almost_equal(plain_helper(), plain_helper())
+
+    def test_via_helper():
+        helper()
+
+    def test_gluon_name():
+        gluon.nn.Dense(2)
+
+    @use_np
+    def test_decorated():
+        pass
+
+    def test_gpu_named_only():
+        ctx = mx.gpu(1)
+
+    class TestCase:
+        def test_method(self):
+            mx.autograd.record()
+    """
+)
+
+
+def test_scope_rule(tmp_path):
+    path = tmp_path / "test_x.py"
+    path.write_text(SOURCE)
+    scope = suite.FileScope(str(path))
+    assert scope.bad_names == {"gluon", "use_np"}
+    assert scope.test_reason("", "test_plain") is None
+    assert scope.test_reason("", "test_via_helper") == "helper() uses 'stype'"
+    assert scope.test_reason("", "test_gluon_name") == "uses 'gluon'"
+    assert scope.test_reason("", "test_decorated") == "uses 'use_np'"
+    assert scope.test_reason("", "test_gpu_named_only") is None
+    assert scope.test_reason("TestCase", "test_method") == "uses 'autograd'"
+
+
+def test_patched_copy_keeps_what_rebind_can_import(tmp_path):
+    tests = tmp_path / "tests"
+    (tests / "unittest").mkdir(parents=True)
+    (tests / "unittest" / "test_x.py").write_text(SOURCE)
+    args = argparse.Namespace(out=str(tmp_path / "out"), tests_dir=str(tests))
+    scope = suite.FileScope(str(tests / "unittest" / "test_x.py"))
+    patched = open(suite.patched_copy(args, "unittest", "test_x.py", scope)).read()
+    assert "from mxnet import nd\n" in patched
+    assert "from mxnet.test_utils import assert_almost_equal, default_context\n" in patched
+    assert "use_np" not in patched and "def test_decorated" not in patched
+    assert len(patched.splitlines()) == len(SOURCE.splitlines())  # line numbers kept
+    compile(patched, "test_x.py", "exec")
+
+
+def test_failure_summary_and_comparison(tmp_path):
+    text = textwrap.dedent(
+        """\
+        >       assert np.all(out == 4)
+        E       assert np.False_
+        E        +  where np.False_ = all(...)
+
+        test_executor.py:146: AssertionError"""
+    )
+    assert suite.one_line(text) == (
+        "assert np.False_ at `assert np.all(out == 4)` (test_executor.py:146)"
+    )
+    path = tmp_path / "test_x.py"
+    path.write_text(SOURCE)
+    scope = suite.FileScope(str(path))
+    mx = {("", n): ("passed", "") for n in ("test_plain", "test_gluon_name", "test_gpu_named_only")}
+    rb = {
+        ("", "test_plain"): ("failed", "ValueError: boom"),
+        ("", "test_gluon_name"): ("failed", "NameError: name 'gluon' is not defined"),
+        ("", "test_gpu_named_only"): ("failed", "gpu(1) cannot be used: no CUDA device"),
+    }
+    row = suite.compare_file(scope, mx, rb)
+    assert (row["tests"], row["out_of_scope"], row["in_scope"]) == (3, 2, 1)
+    assert row["regressions"] == [("test_plain", "[failed] ValueError: boom")]
+    collect = {("", "test_x"): ("collect_error", "ImportError: nope")}
+    row = suite.compare_file(scope, {("", "test_plain"): ("passed", "")}, collect)
+    assert row["regressions"] == [("test_plain", "[failed] collection error: ImportError: nope")]
