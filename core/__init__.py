@@ -67,6 +67,16 @@ from .util import (
 
 __version__ = "0.1.0"
 
+from . import missing as _missing  # noqa: E402  (after the package's own names)
+
+_missing.install()
+
+
+def __getattr__(name):
+    """``mx.gluon``, ``mx.autograd``, ``mx.np``...: an AttributeError saying why and what to use."""
+    raise _missing.missing_attribute(name)
+
+
 __all__ = [
     "AttrScope",
     "Context",

@@ -31,6 +31,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if fullname != ALIAS and not fullname.startswith(ALIAS + "."):
             return None
         real = TARGET + fullname[len(ALIAS) :]
+        missing = importlib.import_module(TARGET + ".missing").missing_module(real, fullname)
+        if missing is not None:
+            raise missing  # mxnet.gluon & co.: say why rebind has no such module
         if importlib.util.find_spec(real) is None:
             return None
         return importlib.util.spec_from_loader(fullname, self)

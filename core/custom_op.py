@@ -1,4 +1,4 @@
-"""``mx.operator``: operators written in Python (MXNet's custom-operator API).
+"""Operators written in Python: MXNet's custom-operator API (``mx.operator``'s core).
 
 A custom operator is two classes:
 
@@ -172,32 +172,3 @@ def get_all_registered_operators():
     from . import registry
 
     return registry.get_registry("operators").names()
-
-
-_LEGACY = (
-    "is MXNet's deprecated pre-CustomOp operator API, which rebind does not carry; "
-    "write the operator as mx.operator.CustomOp / CustomOpProp (with @mx.operator.register)"
-)
-
-
-class PythonOp:
-    """MXNet's deprecated base of Python operators: refuses, pointing at ``CustomOp``."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} {_LEGACY}")
-
-
-class NumpyOp(PythonOp):
-    """MXNet's deprecated NumPy operator: refuses, pointing at ``CustomOp``."""
-
-
-class NDArrayOp(PythonOp):
-    """MXNet's deprecated NDArray operator: refuses, pointing at ``CustomOp``."""
-
-
-def get_operator_arguments(op_name=None):
-    """MXNet's C-API introspection of an operator's arguments: not available in rebind."""
-    raise NotImplementedError(
-        "get_operator_arguments reads MXNet's C operator registry; rebind has none (an "
-        "operator's parameters are the attrs fields of its OpDef: rebind.ops)"
-    )

@@ -165,7 +165,10 @@ class MXRecordIO:
         if allow_reset:
             self.reset()
         else:
-            raise RuntimeError("Forbidden operation in multiple processes")
+            raise RuntimeError(
+                f"Forbidden operation in multiple processes: {self.uri!r} was opened by "
+                f"process {self.pid}; open the file again in this one"
+            )
 
     def close(self):
         """Closes the file; a closed object can be reopened with ``open()``."""

@@ -2,7 +2,8 @@
 
 MXNet 1.9's Python image API on OpenCV (the optional extra ``image``). The pieces:
 ``image`` (decoding and the geometric functions), ``augmenters`` (the ``*Aug``
-classes), ``create`` (``CreateAugmenter``) and ``image_iter`` (``ImageIter``).
+classes), ``create`` (``CreateAugmenter``), ``image_iter`` (``ImageIter``) and
+``opencv`` (loading OpenCV; the errors, all MXNetErrors as in MXNet).
 MXNet's detection API (``ImageDetIter``, ``Det*Aug``) is in ``detection`` (also
 ``det``) as names that refuse with their reason.
 """

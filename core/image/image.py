@@ -25,9 +25,9 @@ from numbers import Number
 import numpy as np
 
 from ..context import cpu
-from ..errors import FormatError, RebindError
 from ..ndarray import NDArray
 from ..ndarray import array as nd_array
+from .opencv import ImageArgumentError, ImageDecodeError, ImageFileError, opencv
 
 __all__ = [
     "center_crop",
@@ -47,19 +47,8 @@ __all__ = [
 ]
 
 _INTERP_CODES = (0, 1, 2, 3, 4)  # OpenCV: nearest, linear, cubic, area, lanczos4
+_RESIZE_CODES = (*_INTERP_CODES, 5)  # imresize passes 5 (exact bilinear) to OpenCV too
 _AUTO_INTERP, _RANDOM_INTERP = 9, 10
-
-
-def _cv2():
-    """The OpenCV module, or ImportError naming the extra that provides it."""
-    try:
-        import cv2
-    except ImportError as exc:
-        raise ImportError(
-            "mx.image needs OpenCV for decoding and resizing images: "
-            "pip install 'rebind[image]' (installs opencv-python-headless)"
-        ) from exc
-    return cv2
 
 
 def _orientation_ignored(data):
@@ -86,32 +75,24 @@ def decode_image(buf, flag=1, to_rgb=True):
         ImageDecodeError: (a ValueError and an MXNetError) the buffer is empty or is not
             an image OpenCV can decode.
     """
-    cv2 = _cv2()
     if flag < 0:
-        raise ValueError(f"imdecode: flag must be 0 (grayscale) or 1 (colour), got {flag}")
+        raise ImageArgumentError(f"imdecode: flag must be 0 (grayscale) or 1 (colour), got {flag}")
     data = np.frombuffer(buf, dtype=np.uint8) if not isinstance(buf, np.ndarray) else buf
     data = data.reshape(-1)
     if data.size == 0:
         raise ImageDecodeError("imdecode: the input buffer is empty")
-    mode = cv2.IMREAD_GRAYSCALE if flag == 0 else cv2.IMREAD_COLOR
-    if _orientation_ignored(data):
-        mode |= cv2.IMREAD_IGNORE_ORIENTATION
-    img = cv2.imdecode(data, mode)
-    if img is None:
-        raise ImageDecodeError(
-            f"imdecode: decoding failed, the {data.size}-byte buffer is not a valid image file"
-        )
-    if flag == 0:
-        return img[:, :, None]
-    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB) if to_rgb else img
-
-
-class ImageDecodeError(FormatError):
-    """Bytes that are no image OpenCV decodes (an MXNetError and a ValueError, as MXNet's)."""
-
-
-class ImageFileError(RebindError, OSError):
-    """An image file that cannot be read (an MXNetError, as MXNet's, and an OSError)."""
+    with opencv("imdecode") as cv2:
+        mode = cv2.IMREAD_GRAYSCALE if flag == 0 else cv2.IMREAD_COLOR
+        if _orientation_ignored(data):
+            mode |= cv2.IMREAD_IGNORE_ORIENTATION
+        img = cv2.imdecode(data, mode)
+        if img is None:
+            raise ImageDecodeError(
+                f"imdecode: decoding failed, the {data.size}-byte buffer is not a valid image file"
+            )
+        if flag == 0:
+            return img[:, :, None]
+        return cv2.cvtColor(img, cv2.COLOR_BGR2RGB) if to_rgb else img
 
 
 def _host(src):
@@ -152,7 +133,10 @@ def imread(filename, flag=1, to_rgb=1, out=None):
             data = f.read()
     except OSError as exc:
         raise ImageFileError(f"imread: '{filename}' couldn't open file: {exc.strerror}") from exc
-    return imdecode(data, flag=flag, to_rgb=to_rgb, out=out)
+    try:
+        return imdecode(data, flag=flag, to_rgb=to_rgb, out=out)
+    except ImageDecodeError as exc:
+        raise ImageDecodeError(f"imread: '{filename}': {exc}") from exc
 
 
 def imresize(src, w, h, interp=1, out=None):
@@ -162,13 +146,17 @@ def imresize(src, w, h, interp=1, out=None):
     3 area, 4 Lanczos. (The functions below also accept 9, auto, and 10, random.)
     """
     if w < 1 or h < 1:
-        raise ValueError(f"imresize: w and h must be at least 1, got w={w}, h={h}")
-    if interp not in _INTERP_CODES:
-        raise ValueError(f"imresize: unknown interp {interp}; use 0, 1, 2, 3 or 4")
+        raise ImageArgumentError(f"imresize: w and h must be at least 1, got w={w}, h={h}")
+    if interp not in _RESIZE_CODES:
+        raise ImageArgumentError(
+            f"imresize: unknown interpolation method interp={interp}; use one of OpenCV's "
+            "0 (nearest), 1 (bilinear), 2 (bicubic), 3 (area), 4 (Lanczos), 5 (exact bilinear)"
+        )
     values, ctx = _host(src)
     if values.ndim != 3:
-        raise ValueError(f"imresize: src must be HxWxC, got shape {values.shape}")
-    resized = _cv2().resize(values, (int(w), int(h)), interpolation=int(interp))
+        raise ImageArgumentError(f"imresize: src must be HxWxC, got shape {values.shape}")
+    with opencv("imresize") as cv2:
+        resized = cv2.resize(values, (int(w), int(h)), interpolation=int(interp))
     resized = resized.reshape(int(h), int(w), values.shape[2])
     if out is not None:
         out[:] = resized
@@ -231,7 +219,8 @@ def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=(), out
         fill += [0.0] * (4 - len(fill))
     else:
         fill = [float(value)] * 3 + [0.0]
-    padded = _cv2().copyMakeBorder(values_in, top, bot, left, right, int(type), value=fill)
+    with opencv("copyMakeBorder") as cv2:
+        padded = cv2.copyMakeBorder(values_in, top, bot, left, right, int(type), value=fill)
     padded = padded.reshape(padded.shape[0], padded.shape[1], values_in.shape[2])
     if out is not None:
         out[:] = padded

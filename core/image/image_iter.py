@@ -18,6 +18,7 @@ from ..ndarray import NDArray, zeros
 from ..ndarray import array as nd_array
 from .create import CreateAugmenter
 from .image import imdecode
+from .opencv import ImageDecodeError
 
 __all__ = ["ImageIter"]
 
@@ -131,6 +132,7 @@ class ImageIter(DataIter):
         self.last_batch_handle = last_batch_handle
         self.num_image = len(self.seq) if self.seq is not None else None
         self._cache_data = self._cache_label = self._cache_idx = None
+        self._source = None  # where the last sample came from, for error messages
         self.reset()
 
     def _open_sources(self, path_imgrec, path_imgidx, path_imglist, imglist, dtype):
@@ -195,13 +197,14 @@ class ImageIter(DataIter):
         if not self._allow_read:
             raise StopIteration
         if self.seq is None:
+            offset = self.imgrec.tell()
             record = self.imgrec.read()
             if record is None:
                 if self.last_batch_handle != "discard":
                     self.imgrec.reset()
                 raise StopIteration
             self.cur += 1  # counts records read, so a broken one is named by its position
-            header, img = _recordio().unpack(record)
+            header, img = self._unpack(record, self.cur - 1, offset)
             return header.label, img
         if self.cur >= self.num_image:
             if self.last_batch_handle != "discard":
@@ -210,10 +213,21 @@ class ImageIter(DataIter):
         idx = self.seq[self.cur]
         self.cur += 1
         if self.imgrec is not None:
-            header, img = _recordio().unpack(self.imgrec.read_idx(idx))
+            record = self.imgrec.read_idx(idx)
+            header, img = self._unpack(record, idx, self.imgrec.idx[idx])
             return (header.label if self.imglist is None else self.imglist[idx][0]), img
         label, fname = self.imglist[idx]
+        self._source = f"file {os.path.join(self.path_root or '', fname)}"
         return label, self.read_image(fname)
+
+    def _unpack(self, record, key, offset):
+        """(IRHeader, image bytes) of record ``key``; a malformed one is named with its file."""
+        recordio = _recordio()
+        self._source = f"record {key} at byte offset {offset} of {self.imgrec.uri}"
+        try:
+            return recordio.unpack(record)
+        except recordio.RecordIOError as exc:
+            raise recordio.RecordIOError(f"{type(self).__name__}: {self._source}: {exc}") from exc
 
     def _batchify(self, batch_data, batch_label, start=0):
         """Fill the batch from ``start``; the number of examples now in it."""
@@ -281,20 +295,25 @@ class ImageIter(DataIter):
             raise RuntimeError("Data shape is wrong")
 
     def imdecode(self, s):
-        """Decode one image; a broken one raises RuntimeError naming its file or index."""
+        """Decode one image; a broken one raises ImageDecodeError (a RuntimeError, as MXNet's).
+
+        The message starts as MXNet's ("Broken image index: 3", "Broken image filename:
+        a.jpg") and adds the file the bytes came from (and the record's byte offset).
+        """
         try:
             return imdecode(s)
         except Exception as exc:
-            raise RuntimeError(f"{self._locate()}, {exc}") from exc
+            raise ImageDecodeError(f"{self._locate()}, {exc}") from exc
 
     def _locate(self):
         if self.seq is not None:
             idx = self.seq[(self.cur % self.num_image) - 1]
         else:
             idx = self.cur - 1
+        source = f" ({self._source})" if self._source else ""
         if self.imglist is not None:
-            return f"Broken image filename: {self.imglist[idx][1]}"
-        return f"Broken image index: {idx}"
+            return f"Broken image filename: {self.imglist[idx][1]}{source}"
+        return f"Broken image index: {idx}{source}"
 
     def read_image(self, fname):
         """The bytes of image file ``fname`` under ``path_root``."""

@@ -20,9 +20,9 @@ import numpy as np
 
 from ..base import MXNetError
 from ..context import Context
+from ..custom_op import CustomOp, lookup_prop, registered_names
 from ..errors import RebindError, ShapeError
 from ..ndarray.ndarray import NDArray
-from ..operator import CustomOp, lookup_prop, registered_names
 from ..profiler import PROFILER
 from .base import OpDef, known, merge_shape
 from .params import ParamError, to_attr_string

@@ -82,18 +82,19 @@ def make_list(args):
 def read_list(path_in):
     """Yields ``[index, path, label, ...]`` per valid .lst line; bad lines are reported."""
     with open(path_in) as fin:
-        for line in fin:
+        for number, line in enumerate(fin, start=1):
             fields = [field.strip() for field in line.strip().split("\t")]
+            where = f"{path_in}, line {number}"  # MXNet's messages, plus the place
             if len(fields) < 3:
                 print(
                     "lst should have at least has three parts, "
-                    f"but only has {len(fields)} parts for {fields}"
+                    f"but only has {len(fields)} parts for {fields} ({where})"
                 )
                 continue
             try:
                 yield [int(fields[0]), fields[-1]] + [float(f) for f in fields[1:-1]]
             except ValueError as error:
-                print(f"Parsing lst met error for {fields}, detail: {error}")
+                print(f"Parsing lst met error for {fields} ({where}), detail: {error}")
 
 
 def _header(args, item):

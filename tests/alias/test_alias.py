@@ -82,3 +82,19 @@ def test_pytest_plugin_turns_the_alias_on(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("statement", "shown"),
+    [
+        ("import mxnet.gluon", "mxnet.gluon"),
+        ("from mxnet.gluon import nn", "mxnet.gluon"),
+        ("import mxnet.autograd", "mxnet.autograd"),
+        ("from mxnet import gluon", "rebind.gluon"),
+    ],
+)
+def test_a_namespace_rebind_lacks_is_explained(alias_on, statement, shown):
+    with pytest.raises(ModuleNotFoundError, match=f"No module named '{shown}': ") as info:
+        exec(statement, {})
+    assert isinstance(info.value, rebind.errors.MissingModuleError)
+    assert "not part of rebind" in str(info.value)

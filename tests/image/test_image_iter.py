@@ -7,6 +7,7 @@ bytes. The .rec cases need rebind.recordio and skip without it.
 
 import importlib.util
 import random
+import re
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import pytest
 pytest.importorskip("cv2")
 
 from rebind import image  # noqa: E402
+from rebind.image.opencv import ImageDecodeError  # noqa: E402
 from rebind.io import DataBatch  # noqa: E402
 
 from . import golden  # noqa: E402
@@ -101,6 +103,53 @@ def test_broken_image_is_named(sources, tmp_path):
     it = _make(sources, "pad")
     with pytest.raises(RuntimeError, match="img1_small.png"):
         list(it)
+
+
+def test_broken_image_from_a_list_names_the_full_path(sources, tmp_path):
+    (tmp_path / "img1_small.png").write_bytes(b"not an image")
+    it = _make(sources, "pad")
+    expected = f"Broken image filename: img1_small.png (file {tmp_path / 'img1_small.png'}), "
+    with pytest.raises(ImageDecodeError, match=re.escape(expected)) as info:
+        list(it)
+    assert isinstance(info.value, RuntimeError)  # MXNet raises RuntimeError here
+
+
+def _write_rec(tmp_path, payloads):
+    """A .rec/.idx whose records hold ``payloads`` (labels 0, 1, ...); their byte offsets."""
+    from rebind import recordio
+
+    rec = recordio.MXIndexedRecordIO(tmp_path / "x.idx", tmp_path / "x.rec", "w")
+    offsets = []
+    for key, payload in enumerate(payloads):
+        offsets.append(rec.tell())
+        rec.write_idx(key, recordio.pack(recordio.IRHeader(0, float(key), key, 0), payload))
+    rec.close()
+    return str(tmp_path / "x.rec"), str(tmp_path / "x.idx"), offsets
+
+
+@pytest.mark.skipif(not HAS_RECORDIO, reason="needs rebind.recordio")
+@pytest.mark.parametrize("indexed", [False, True])
+def test_broken_record_names_the_file_index_and_offset(tmp_path, indexed):
+    png = golden.encoded_all()[sorted(golden.encoded_all())[0]]
+    rec, idx, offsets = _write_rec(tmp_path, [png, b"not an image" * 5, png])
+    kwargs = {"path_imgidx": idx} if indexed else {}
+    it = image.ImageIter(3, (3, 8, 8), path_imgrec=rec, **kwargs)
+    expected = f"Broken image index: 1 (record 1 at byte offset {offsets[1]} of {rec}), "
+    with pytest.raises(ImageDecodeError, match=re.escape(expected)):
+        it.next()
+
+
+@pytest.mark.skipif(not HAS_RECORDIO, reason="needs rebind.recordio")
+def test_record_too_short_for_its_header_names_the_file(tmp_path):
+    from rebind import recordio
+
+    writer = recordio.MXRecordIO(tmp_path / "short.rec", "w")
+    writer.write(b"abc")
+    writer.close()
+    it = image.ImageIter(1, (3, 8, 8), path_imgrec=str(tmp_path / "short.rec"))
+    place = f"ImageIter: record 0 at byte offset 0 of {tmp_path / 'short.rec'}: "
+    with pytest.raises(recordio.RecordIOError, match=re.escape(place) + ".*24-byte IRHeader"):
+        it.next()
 
 
 def test_bad_arguments_are_refused(sources):

@@ -36,7 +36,3 @@ def test_missing_iterators_refuse_with_their_reason(name, reason):
     with pytest.raises(NotImplementedError, match=reason):
         getattr(mx.io, name)(path_imgrec="train.rec", batch_size=4)
 
-
-def test_legacy_python_operators_point_at_custom_op():
-    with pytest.raises(NotImplementedError, match="CustomOp"):
-        mx.operator.NumpyOp()

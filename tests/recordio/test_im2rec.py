@@ -61,6 +61,7 @@ def test_bad_list_lines_are_reported(tmp_path, capsys):
     im2rec.main([str(tmp_path / "l"), str(cases.IMAGES / "dog")])
     out = capsys.readouterr().out
     assert "at least has three parts" in out and "Parsing lst met error" in out
+    assert f"{tmp_path / 'l.lst'}, line 1)" in out and "l.lst, line 2)" in out
 
 
 def test_command_line(tmp_path):
