@@ -9,7 +9,8 @@ third-party package that does ``import mxnet``), call ``install()`` first, or:
 
 Every ``mxnet`` and ``mxnet.<sub>`` import then returns the matching ``rebind``
 module (the same object, so ``mxnet.nd is rebind.nd``). A real MXNet installed
-beside rebind is shadowed only while the alias is installed.
+beside rebind is shadowed only while the alias is installed. The two runners
+also offer NumPy 1.x names MXNet-era code uses (``np.int``; see ``alias_numpy``).
 """
 
 import importlib
@@ -17,6 +18,8 @@ import importlib.abc
 import importlib.util
 import runpy
 import sys
+
+from . import alias_numpy
 
 __all__ = ["install", "uninstall", "installed"]
 
@@ -67,7 +70,8 @@ def install():
 
 
 def uninstall():
-    """Undo ``install``: forget the alias and the ``mxnet`` names it made."""
+    """Undo ``install`` (and the runners' NumPy names): forget the alias and its modules."""
+    alias_numpy.uninstall()
     if installed():
         sys.meta_path.remove(_FINDER)
     for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
@@ -76,8 +80,12 @@ def uninstall():
 
 
 def pytest_configure(config):
-    """As a pytest plugin (``-p rebind.alias``): the alias is on before test files import."""
+    """As a pytest plugin (``-p rebind.alias``): the alias is on before test files import.
+
+    MXNet-era NumPy names (``np.int``) are offered too, as ``alias_numpy`` explains.
+    """
     install()
+    alias_numpy.install()
 
 
 def main(argv=None):
@@ -87,6 +95,7 @@ def main(argv=None):
         print("usage: python -m rebind.alias SCRIPT.py [ARGS...]")
         return 0 if argv else 2
     install()
+    alias_numpy.install()
     sys.argv = argv
     runpy.run_path(argv[0], run_name="__main__")
     return 0

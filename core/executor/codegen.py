@@ -10,6 +10,8 @@ positions), never from user input; kernels, contexts and parameters reach the
 code through its namespace.
 """
 
+import functools
+
 from ..ops import weight_terms
 
 __all__ = [
@@ -169,6 +171,12 @@ def add_gradient(total, owned, grad):
 
 
 def _compile(lines, namespace, name, filename):
-    code = compile("\n".join(lines), filename, "exec")
+    code = _code("\n".join(lines), filename)
     exec(code, namespace)  # noqa: S102 (source made from slot numbers and positions only)
     return namespace[name]
+
+
+@functools.lru_cache(maxsize=256)
+def _code(source, filename):
+    """Compiled ``source``; binding one symbol again (or its twin) reuses the code object."""
+    return compile(source, filename, "exec")

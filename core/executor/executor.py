@@ -6,8 +6,10 @@ from ..ndarray.ndarray import NDArray
 from ..ops import weight_terms
 from ..profiler import PROFILER
 from ..thread_flags import ThreadFlag
+from . import common_expr
 from .codegen import add_gradient, incoming_gradients, no_gradient
 from .memory import memory_report
+from .monitor_names import monitor_input_labels
 from .reshaping import plain_plan, reshape_executor
 from .transfer import move_data, to_context
 
@@ -32,6 +34,7 @@ class Executor:
         self.grad_dict = {n: g for n, g in zip(names, grad_arrays, strict=True) if g is not None}
         self.aux_dict = dict(zip(self._aux_names, aux_arrays, strict=True))
         plan.mark_gradients([r != "null" for r in grad_reqs])
+        self._eliminate_common_expr = common_expr.enabled()  # read at bind, as MXNet
         self.outputs = self._allocate_outputs()
         self._loss_heads = _loss_heads(plan)
         self._saved = None
@@ -62,6 +65,15 @@ class Executor:
     @property
     def symbol(self):
         return self._symbol
+
+    def get_optimized_symbol(self):
+        """The bound graph after MXNet's graph pass: equal nodes merged (see common_expr).
+
+        ``MXNET_ELIMINATE_COMMON_EXPR=0`` at bind leaves it a copy of ``symbol``.
+        """
+        if self._eliminate_common_expr:
+            return common_expr.eliminate_common_expr(self._symbol)
+        return self._symbol.__deepcopy__(None)
 
     # -- forward ------------------------------------------------------------------------
     def forward(self, is_train=False, **kwargs):
@@ -308,10 +320,12 @@ class Executor:
         """Call ``callback(name, NDArray)`` for every op output in forward.
 
         With ``monitor_all``, also for every op input before it runs: as
-        ``<node>_<input>`` (``fc1_weight``, ``bn_moving_mean``), preceded by the
-        variable's own name when the input is a variable (``data``), as MXNet
-        does. MXNet passes the name as bytes and a raw handle; rebind passes a
-        str and an NDArray viewing the op's array.
+        ``<node>_<input>`` (``fc1_weight``, ``bn_moving_mean``; ``act_input0``
+        for operators MXNet registers without input names, see
+        ``monitor_names``), preceded by the variable's own name when the input
+        is a variable (``data``), as MXNet does. MXNet passes the name as
+        bytes and a raw handle; rebind passes a str and an NDArray viewing the
+        op's array.
         """
         self._monitor = None if callback is None else (callback, monitor_all)
         self._use_plain_plan(callback is not None)
@@ -329,7 +343,7 @@ class Executor:
         callback, monitor_all = self._monitor
         if monitor_all:
             node = step.node
-            labels = (*node.argument_names(), *node.aux_names())
+            labels = monitor_input_labels(node)
             for (child, _), label, data in zip(node.inputs, labels, inputs, strict=True):
                 if child.op is None:
                     callback(child.name, NDArray(data, step.context))
@@ -373,8 +387,14 @@ class Executor:
                     )
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new executor for new input shapes, sharing this one's arrays where it can."""
-        return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
+        """A new executor for new input shapes, sharing this one's arrays where it can.
+
+        A monitor callback set on this executor is set on the new one too, as MXNet does.
+        """
+        reshaped = reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
+        if self._monitor is not None:
+            reshaped.set_monitor_callback(*self._monitor)
+        return reshaped
 
     def debug_str(self):
         """A readable listing of the plan: each step, its inputs and outputs."""

@@ -53,10 +53,13 @@ from .interop import (
     to_dlpack_for_write,
 )
 from .ndarray import NDArray
-from .serialization import load, load_frombuffer, save
+from .serialization import install_pickling, load, load_frombuffer, save
+from .views import install_views
 
 install_methods(NDArray)
 install_extras(NDArray)
+install_views(NDArray)
+install_pickling(NDArray)
 _functions = {}
 
 

@@ -66,26 +66,51 @@ def empty(shape, ctx=None, dtype=None, **kwargs):
     )
 
 
-def zeros(shape, ctx=None, dtype=None, **kwargs):
-    """An array of zeros (``stype`` other than 'default' is refused: rebind is dense)."""
+def zeros(shape, ctx=None, dtype=None, out=None, **kwargs):
+    """An array of zeros (``stype`` other than 'default' is refused: rebind is dense).
+
+    With ``out``, as in MXNet, that array is filled and returned instead.
+    """
     _dense_only(kwargs)
+    if out is not None:
+        return _filled(out, shape, 0)
     ctx = resolve_context(ctx)
     return NDArray(
         ctx.backend.zeros(_shape(shape), np.dtype(dtype or DEFAULT_DTYPE), ctx.device_id), ctx
     )
 
 
-def ones(shape, ctx=None, dtype=None, **kwargs):
-    """An array of ones."""
+def ones(shape, ctx=None, dtype=None, out=None, **kwargs):
+    """An array of ones (or ``out``, filled and returned)."""
+    if out is not None:
+        _dense_only(kwargs)
+        return _filled(out, shape, 1)
     return full(shape, 1, ctx=ctx, dtype=dtype, **kwargs)
 
 
-def full(shape, val, ctx=None, dtype=None, **kwargs):
-    """An array filled with ``val``."""
+def full(shape, val, ctx=None, dtype=None, out=None, **kwargs):
+    """An array filled with ``val``; or ``out``, filled and returned (any shape, as MXNet)."""
     _dense_only(kwargs)
+    if out is not None:
+        out[:] = val
+        return out
     ctx = resolve_context(ctx)
     dtype = np.dtype(dtype or DEFAULT_DTYPE)
     return NDArray(ctx.backend.full(_shape(shape), val, dtype, ctx.device_id), ctx)
+
+
+def _filled(out, shape, val):
+    """``out`` with every element set to ``val``, once its shape is checked to be ``shape``.
+
+    MXNet's ``_zeros``/``_ones`` operators refuse an ``out`` of another shape.
+    """
+    if out.shape != _shape(shape):
+        raise ShapeError(
+            f"out has shape {out.shape} but the requested shape is {_shape(shape)}; "
+            "pass an out array of that shape"
+        )
+    out[:] = val
+    return out
 
 
 def _dense_only(kwargs):

@@ -1,18 +1,15 @@
 """``mx.nd``'s bridges to other array libraries (NumPy, DLPack), and NDArray's extra methods.
 
-MXNet's ``to_dlpack_for_read``/``_for_write`` hand out a DLPack capsule;
-rebind's arrays are NumPy or CuPy arrays, which speak DLPack themselves, so the
-capsule is theirs. rebind has no dependency engine: read and write capsules
-are the same, and ``wait_to_read`` only synchronises the device.
+The DLPack functions live in ``dlpack.py``; they are re-exported here with
+NumPy's ``from_numpy`` and become NDArray methods through ``install_extras``.
 """
-
-import ctypes
 
 import numpy as np
 
 from ..context import cpu
 from ..errors import ShapeError
 from .creation import array
+from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write, writable
 from .ndarray import NDArray
 
 __all__ = [
@@ -42,9 +39,9 @@ CACHEDOP_REASON = (
 def from_numpy(ndarray, zero_copy=True, array_cls=NDArray):
     """An NDArray on cpu(0) from a NumPy array, sharing its memory when ``zero_copy``.
 
-    As in MXNet, the dtype is kept (float64 stays float64) and zero-copy
-    needs a C-contiguous array. Where cpu(0)'s backend cannot hold a NumPy
-    array as is, the values are copied.
+    As in MXNet, the dtype is kept (float64 stays float64), zero-copy
+    needs a C-contiguous array and leaves ``ndarray`` read-only. Where
+    cpu(0)'s backend cannot hold a NumPy array as is, the values are copied.
     """
     if array_cls is not NDArray:
         raise TypeError(f"from_numpy makes NDArrays, not {array_cls!r}")
@@ -59,103 +56,12 @@ def from_numpy(ndarray, zero_copy=True, array_cls=NDArray):
             "numpy.ascontiguousarray(a) or zero_copy=False"
         )
     if ctx.backend.owns(ndarray):
-        return NDArray(ndarray, ctx)
+        # the NDArray now owns the memory: as in MXNet, the NumPy array turns read-only
+        # (its values still follow the NDArray's writes); the NDArray keeps a writable view
+        view = ndarray.view() if ndarray.flags.writeable else writable(ndarray)
+        ndarray.flags.writeable = False
+        return NDArray(view, ctx)
     return array(ndarray, ctx=ctx, dtype=ndarray.dtype)
-
-
-def to_dlpack_for_read(data):
-    """A DLPack capsule viewing ``data``'s memory, for another library to read.
-
-    It is a classic (unversioned) capsule, the kind MXNet hands out; NumPy
-    imports such a capsule as a read-only array.
-    """
-    return data.data.__dlpack__()
-
-
-def to_dlpack_for_write(data):
-    """A DLPack capsule viewing ``data``'s memory; writes through it change ``data``.
-
-    Where the backend speaks DLPack 1.0 it is a versioned capsule, which
-    carries the writable flag (NumPy then imports it writable); else a
-    classic capsule.
-    """
-    try:
-        return data.data.__dlpack__(max_version=(1, 0))
-    except TypeError:  # a backend array without DLPack 1.0 support
-        return data.data.__dlpack__()
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-# the offset of DLTensor.device: in DLManagedTensor, DLTensor comes first and
-# starts with ``void *data``; in DLManagedTensorVersioned (DLPack 1.x) DLTensor
-# follows a version (two uint32), two pointers and a uint64 of flags
-_DEVICE_OFFSET = {
-    b"dltensor": ctypes.sizeof(ctypes.c_void_p),
-    b"dltensor_versioned": 8 + 3 * ctypes.sizeof(ctypes.c_void_p) + 8,
-}
-
-
-def _capsule_device(capsule):
-    """(device_type, device_id) read from an unconsumed DLPack capsule."""
-    api = ctypes.pythonapi
-    api.PyCapsule_GetName.restype = ctypes.c_char_p
-    api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    name = api.PyCapsule_GetName(capsule)
-    if name not in _DEVICE_OFFSET:
-        raise TypeError(
-            f"from_dlpack takes a DLPack capsule or an object with __dlpack__; got a capsule "
-            f"named {name!r} (a capsule named 'used_dltensor' was consumed already)"
-        )
-    pointer = api.PyCapsule_GetPointer(capsule, name)
-    device = _DLDevice.from_address(pointer + _DEVICE_OFFSET[name])
-    return device.device_type, device.device_id
-
-
-class _Capsule:
-    """Presents a bare DLPack capsule through the ``__dlpack__`` protocol."""
-
-    def __init__(self, capsule):
-        self._capsule = capsule
-        self._device = _capsule_device(capsule)
-
-    def __dlpack__(self, **kwargs):
-        return self._capsule
-
-    def __dlpack_device__(self):
-        return self._device
-
-
-def from_dlpack(dlpack):
-    """An NDArray sharing the memory of a DLPack capsule or of an object with ``__dlpack__``.
-
-    Host memory becomes a cpu(0) array; device memory becomes a gpu array
-    through CuPy (when it is installed).
-    """
-    if isinstance(dlpack, NDArray):
-        return NDArray(dlpack.data, dlpack.context)
-    source = dlpack if hasattr(dlpack, "__dlpack__") else _Capsule(dlpack)
-    device_type, device_id = source.__dlpack_device__()
-    if device_type == 1:  # kDLCPU
-        return NDArray(np.from_dlpack(source), cpu(0))
-    return _from_device_dlpack(source, device_id)
-
-
-def _from_device_dlpack(source, device_id):
-    try:
-        import cupy
-    except ImportError:
-        raise RuntimeError(
-            "from_dlpack: the tensor lives on a GPU and CuPy is not installed "
-            "(pip install rebind[cupy])"
-        ) from None
-    from ..context import gpu
-
-    return NDArray(cupy.from_dlpack(source), gpu(device_id))
 
 
 def imdecode(*args, **kwargs):

@@ -9,9 +9,11 @@ dimension; a 0-d array exists only when loaded from a numpy-shape file).
 """
 
 import numbers
+from builtins import slice as py_slice  # noqa: F401 - MXNet's module exports this name
 
 import numpy as np
 
+from ..base import _LIB
 from ..context import Context
 from ..errors import ContextMismatchError, DTypeMismatchError, ShapeError
 from ..profiler import PROFILER
@@ -22,11 +24,12 @@ __all__ = ["NDArray"]
 class NDArray:
     """An n-dimensional array on a context (``cpu(0)``, ``gpu(1)``, ...)."""
 
+    # views.py adds __array_ufunc__ (NumPy's operators on an NDArray come back to us)
     __slots__ = ("_data", "_ctx", "__weakref__")
-    # NumPy must hand binary operators with an NDArray back to us (reflected forms)
-    __array_ufunc__ = None
 
-    def __init__(self, data, ctx):
+    def __init__(self, data=None, ctx=None, handle=None):
+        if handle is not None:  # MXNet's form: an array a mx.base._LIB function made
+            data, ctx = _LIB.take_handle(handle)
         self._data = data
         self._ctx = ctx
 
@@ -196,8 +199,14 @@ class NDArray:
             value, backend = _host_values(value), self._ctx.backend
             if not backend.owns(value):  # a device array: one staged host -> device copy
                 value = backend.asarray(value, value.dtype, self._ctx.device_id)
+        key = self._native_key(key)
         try:
-            self._data[self._native_key(key)] = value
+            try:
+                self._data[key] = value
+            except ValueError:
+                # MXNet drops a value's extra leading axes of length 1 first:
+                # x[0] = numpy.array([v]) sets the single element of a 1-d x
+                self._data[key] = _leading_ones_trimmed(value, self._data[key].ndim)
         except ValueError as exc:
             shape = getattr(value, "shape", ())
             raise ShapeError(
@@ -363,6 +372,15 @@ def _move(array, ctx):
     # through the host: the source backend's host view (no copy on the CPU), then one copy
     host = array._ctx.backend.to_host(array._data)
     return target.asarray(host, array._data.dtype, ctx.device_id)
+
+
+def _leading_ones_trimmed(value, ndim):
+    """``value`` without the leading length-1 axes that it has beyond ``ndim`` axes."""
+    shape = tuple(getattr(value, "shape", ()))
+    extra = 0
+    while len(shape) - extra > ndim and shape[extra] == 1:
+        extra += 1
+    return value.reshape(shape[extra:]) if extra else value
 
 
 def _host_values(value):

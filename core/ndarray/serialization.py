@@ -6,11 +6,13 @@ file is informational (MXNet moves arrays to a recorded GPU when one exists;
 rebind leaves that choice to the caller, e.g. ``as_in_context``).
 """
 
-from ..context import cpu
+import struct
+
+from ..context import Context, cpu, num_gpus
 from . import fileformat
 from .ndarray import NDArray
 
-__all__ = ["save", "load", "load_frombuffer"]
+__all__ = ["save", "load", "load_frombuffer", "install_pickling"]
 
 
 def _host_arrays(data):
@@ -65,3 +67,49 @@ def load(fname):
 def load_frombuffer(buf):
     """Like ``load``, from the bytes of such a file."""
     return _wrap_loaded(*fileformat.decode(bytes(buf), source="<buffer>"))
+
+
+# -- pickling: MXNet's state, {"handle": one V2 record naming the array's device} ------
+def _getstate(self):
+    """The pickled state: the array's record in MXNet's file format, as MXNet pickles it."""
+    device = (self.context.device_typeid or 1, self.context.device_id)
+    return {"handle": bytearray(fileformat.encode_record(self.asnumpy(), device))}
+
+
+def _setstate(self, state):
+    """Restore a pickled array on its recorded device, or on cpu(0) when that GPU is absent."""
+    record = state.get("handle")
+    if record is None:
+        raise NotImplementedError(
+            "unpickling an NDArray without data (MXNet's handle None): rebind has no empty "
+            "NDArray handles; pickle arrays that hold data"
+        )
+    header = struct.pack("<QQQ", fileformat.LIST_MAGIC, 0, 1)
+    (values,), _ = fileformat.decode(header + bytes(record) + struct.pack("<Q", 0), "<pickle>")
+    ctx = _recorded_context(bytes(record))
+    self._ctx = ctx
+    self._data = ctx.backend.asarray(values, values.dtype, ctx.device_id)
+
+
+def _recorded_context(record):
+    """The context a dense V2 record names; cpu(0) for a GPU this machine does not have."""
+    magic, _stype, ndim = struct.unpack_from("<Iii", record)
+    if magic != fileformat.V2_MAGIC:
+        return cpu()
+    dev_type, dev_id = struct.unpack_from("<ii", record, 12 + 8 * ndim)
+    if dev_type not in Context.devtype2str or (dev_type == 2 and dev_id >= num_gpus()):
+        return cpu()  # MXNet, too, loads a GPU array onto the CPU when no GPU is there
+    return Context(dev_type, dev_id)
+
+
+def _deepcopy(self, memo=None):
+    """A copy on the same context, made directly rather than through the pickled record."""
+    return self.copy()
+
+
+def install_pickling(cls):
+    """Make NDArray pickle as MXNet's does (its state is one file-format record)."""
+    cls.__getstate__ = _getstate
+    cls.__setstate__ = _setstate
+    # copy.copy and copy.deepcopy give what the record round trip gives, without the bytes
+    cls.__copy__ = cls.__deepcopy__ = _deepcopy

@@ -9,3 +9,92 @@ from ..op_namespaces import is_contrib, operator_module_hooks
 from .compose import op_function
 
 __getattr__, __dir__ = operator_module_hooks(__name__, op_function, is_contrib, "_contrib_")
+
+
+# -- MXNet's Python wrappers of the fused AdamW update operators ---------------------
+def _rescale_grad_symbol(rescale_grad):
+    """``rescale_grad`` as a symbol: a number becomes a (1,) ``full`` node, as in MXNet."""
+    from . import full
+    from .symbol import Symbol
+
+    return rescale_grad if isinstance(rescale_grad, Symbol) else full(shape=(1,), val=rescale_grad)
+
+
+def adamw_update(
+    weight,
+    grad,
+    mean,
+    var,
+    rescale_grad,
+    lr,
+    eta,
+    beta1=0.9,
+    beta2=0.999,
+    epsilon=1e-8,
+    wd=0,
+    clip_gradient=-1,
+    out=None,
+    name=None,
+    **kwargs,
+):
+    """``_adamw_update`` with ``rescale_grad`` given as a number or a symbol (MXNet's wrapper)."""
+    from . import _internal
+
+    return _internal._adamw_update(
+        weight=weight,
+        grad=grad,
+        mean=mean,
+        var=var,
+        rescale_grad=_rescale_grad_symbol(rescale_grad),
+        lr=lr,
+        eta=eta,
+        beta1=beta1,
+        beta2=beta2,
+        epsilon=epsilon,
+        wd=wd,
+        clip_gradient=clip_gradient,
+        out=out,
+        name=name,
+        **kwargs,
+    )
+
+
+def mp_adamw_update(
+    weight,
+    grad,
+    mean,
+    var,
+    weight32,
+    rescale_grad,
+    lr,
+    eta,
+    beta1=0.9,
+    beta2=0.999,
+    epsilon=1e-8,
+    wd=0,
+    clip_gradient=-1,
+    out=None,
+    name=None,
+    **kwargs,
+):
+    """``_mp_adamw_update`` (float32 master weights) with a number or symbol ``rescale_grad``."""
+    from . import _internal
+
+    return _internal._mp_adamw_update(
+        weight=weight,
+        grad=grad,
+        mean=mean,
+        var=var,
+        weight32=weight32,
+        rescale_grad=_rescale_grad_symbol(rescale_grad),
+        lr=lr,
+        eta=eta,
+        beta1=beta1,
+        beta2=beta2,
+        epsilon=epsilon,
+        wd=wd,
+        clip_gradient=clip_gradient,
+        out=out,
+        name=name,
+        **kwargs,
+    )

@@ -494,8 +494,72 @@ def test_stop_gradient_blocks_the_gradient_of_what_it_follows(ctx):
     blocked.forward(is_train=True)
     blocked.backward()
     np.testing.assert_array_equal(blocked.grad_dict["x"].asnumpy(), np.zeros((4, 3), np.float32))
-    # without it, the missing gradient is an error naming the node, not a crash
-    open_ = taken.simple_bind(ctx, x=(4, 3), idx=(4,), type_dict=types)
-    open_.forward(is_train=True)
-    with pytest.raises(RuntimeError, match="batch_take node .* has no gradient"):
-        open_.backward(mx.nd.ones((4,), ctx=ctx))
+    # without it, binding with a gradient for x fails as in MXNet, naming the node
+    with pytest.raises(RuntimeError, match="batch_take node 'batch_take.*' is non-differentiable"):
+        taken.simple_bind(ctx, x=(4, 3), idx=(4,), type_dict=types)
+    # and without gradients it binds and runs
+    plain = taken.simple_bind(ctx, grad_req="null", x=(4, 3), idx=(4,), type_dict=types)
+    plain.arg_dict["x"][:] = np.arange(12, dtype=np.float32).reshape(4, 3)
+    plain.arg_dict["idx"][:] = np.array([0, 2, 1, 0], dtype=np.int32)
+    np.testing.assert_array_equal(plain.forward()[0].asnumpy(), [0, 5, 7, 9])
+
+
+def test_monitor_all_names_inputs_of_ops_without_input_names_by_index(ctx):
+    """MXNet 1.9.1's names (recorded with its monitor): <node>_input<i> where the
+    operator has no FListInputNames, its input names elsewhere."""
+    data, other = mx.sym.var("data"), mx.sym.var("w")
+    cases = [
+        (mx.sym.Activation(data, act_type="relu", name="act"), ["act_input0"]),
+        (mx.sym.relu(data, name="r"), ["r_input0"]),
+        (mx.sym.sum(data, name="s"), ["s_input0"]),
+        (mx.sym.Reshape(data, shape=(3, 2), name="rs"), ["rs_input0"]),
+        (mx.sym.clip(data, 0, 1, name="g"), ["g_input0"]),
+        (mx.sym.softmin(data, name="a"), ["a_input0"]),
+        (mx.sym.log_softmax(data, name="b"), ["b_data"]),
+        (mx.sym.broadcast_add(data, other, name="b"), ["b_lhs", "b_rhs"]),
+        (mx.sym.slice_like(data, other, name="h"), ["h_data", "h_shape_like"]),
+    ]
+    for sym, expected in cases:
+        shapes = {name: (2, 3) for name in sym.list_arguments()}
+        executor = sym.simple_bind(ctx, grad_req="null", **shapes)
+        seen = []
+        executor.set_monitor_callback(
+            lambda name, _, seen=seen: seen.append(name), monitor_all=True
+        )
+        executor.forward()
+        inputs = [n for n in seen if n.startswith(sym.name + "_") and n != sym.name + "_output"]
+        assert inputs == expected
+
+
+def test_binding_a_symbol_again_reuses_its_compiled_passes(ctx):
+    """MXNet's test_convolution_independent_gradients binds one conv ~10,000 times:
+    the generated forward/backward code is compiled once, not per bind."""
+    from rebind.executor import codegen
+
+    net = mx.sym.Convolution(mx.sym.var("x"), num_filter=2, kernel=(3, 3), name="c")
+    shapes = {"x": (1, 1, 5, 5), "c_weight": (2, 1, 3, 3), "c_bias": (2,)}
+    args = {k: mx.nd.ones(s, ctx=ctx) for k, s in shapes.items()}
+    grads = {k: mx.nd.zeros(s, ctx=ctx) for k, s in shapes.items()}
+    outputs, misses = [], []
+    for _ in range(2):
+        executor = net.bind(ctx, args, args_grad=grads, grad_req="write")
+        executor.forward(is_train=True)
+        executor.backward(executor.outputs[0])
+        outputs.append(executor.outputs[0].asnumpy())
+        misses.append(codegen._code.cache_info().misses)
+    assert misses[1] == misses[0]  # the second bind compiled nothing
+    np.testing.assert_array_equal(outputs[0], np.full((1, 2, 3, 3), 10.0))
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+
+
+def test_reshape_keeps_the_monitor_callback(ctx):
+    """As MXNet's Executor.reshape (its test_monitor_with_variable_input_shape)."""
+    net = mx.sym.Convolution(mx.sym.var("data"), kernel=(1, 1), num_filter=1, name="conv")
+    executor = net.simple_bind(ctx, grad_req="null", data=(1, 3, 10, 10))
+    seen = []
+    executor.set_monitor_callback(lambda name, _: seen.append(name), monitor_all=True)
+    reshaped = executor.reshape(allow_up_sizing=True, data=(1, 3, 10, 14))
+    reshaped.forward()
+    assert seen == ["data", "conv_data", "conv_weight", "conv_weight", "conv_bias", "conv_bias"] + [
+        "conv_output"
+    ]

@@ -378,3 +378,18 @@ def test_arange_in_uint8_wraps_its_parameters_as_mxnet(ctx):
     # MXNet's test_arange: arange(50, -50, -2, dtype='uint8') counts 50, 48, ... modulo 256
     a = mx.nd.arange(50, -50, -2, dtype="uint8", ctx=ctx)
     np.testing.assert_array_equal(a.asnumpy(), (50 - 2 * np.arange(50)) % 256)
+
+
+@pytest.mark.parametrize("make", ["zeros", "ones"])
+def test_zeros_ones_fill_out_and_check_its_shape(ctx, make):
+    out = mx.nd.full((2, 2), 7, ctx=ctx)
+    assert getattr(mx.nd, make)((2, 2), out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 2), make == "ones"))
+    with pytest.raises(ShapeError, match=r"out has shape \(2, 2\)"):
+        getattr(mx.nd, make)((2, 3), out=out)  # MXNet: "Shape inconsistent"
+
+
+def test_full_fills_out_whatever_its_shape_as_mxnet(ctx):
+    out = mx.nd.zeros((2, 3), ctx=ctx)
+    assert mx.nd.full((2, 2), 3, out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), np.full((2, 3), 3))

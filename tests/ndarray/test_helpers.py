@@ -181,10 +181,21 @@ def test_from_numpy_shares_memory_or_copies():
     shared = mx.nd.from_numpy(host)
     assert shared.dtype is np.float64 and shared.context == mx.cpu(0)
     copied = mx.nd.from_numpy(host, zero_copy=False)
-    host[0, 0] = 42
-    assert shared.asnumpy()[0, 0] == 42 and copied.asnumpy()[0, 0] == 0
+    shared[0, 0] = 42
+    assert host[0, 0] == 42 and copied.asnumpy()[0, 0] == 0
     with pytest.raises(ValueError, match="C-contiguous"):
         mx.nd.from_numpy(host.T)
+
+
+def test_from_numpy_zero_copy_leaves_the_numpy_array_read_only():
+    """As MXNet 1.9.1 (its test_zero_from_numpy): the NDArray owns the memory now."""
+    host = np.arange(6, dtype=np.float32).reshape(3, 2)
+    first = mx.nd.from_numpy(host)
+    with pytest.raises(ValueError, match="read-only"):
+        host[2, 1] = 0
+    again = mx.nd.from_numpy(host)  # of an array already read-only: still writable
+    again[2, 1] = 100
+    assert host[2, 1] == 100 and first.asnumpy()[2, 1] == 100
 
 
 def test_dlpack_round_trip_shares_memory(ctx):
@@ -245,3 +256,21 @@ def test_refusals_say_why():
 def test_utils_and_random_aliases():
     assert mx.nd.utils.zeros is mx.nd.zeros and mx.nd.utils.save is mx.nd.save
     assert mx.nd.random.current_context is mx.current_context
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_contrib_isinf_isfinite_isnan(ctx, dtype):
+    """MXNet's Python-level mx.nd.contrib functions: 0/1 in the data's dtype."""
+    values = np.array([1.0, np.inf, -np.inf, np.nan, -2.0], dtype=dtype)
+    data = mx.nd.array(values, ctx=ctx, dtype=dtype)
+    for name, expected in [("isinf", np.isinf), ("isfinite", np.isfinite), ("isnan", np.isnan)]:
+        out = getattr(mx.nd.contrib, name)(data)
+        assert out.dtype is np.dtype(dtype).type
+        np.testing.assert_array_equal(out.asnumpy(), expected(values).astype(dtype))
+
+
+def test_contrib_isinf_isfinite_isnan_of_integers(ctx):
+    data = mx.nd.array([1, -5], ctx=ctx, dtype="int32")
+    np.testing.assert_array_equal(mx.nd.contrib.isinf(data).asnumpy(), [0, 0])
+    np.testing.assert_array_equal(mx.nd.contrib.isnan(data).asnumpy(), [0, 0])
+    np.testing.assert_array_equal(mx.nd.contrib.isfinite(data).asnumpy(), [1, 1])

@@ -456,6 +456,20 @@ def test_setitem_shape_mismatch(ctx, key, value):
         a[key] = nd(np.asarray(value, np.float32), ctx)
 
 
+@pytest.mark.parametrize("as_ndarray", [False, True])
+def test_setitem_drops_extra_leading_axes_of_length_one(ctx, as_ndarray):
+    """As MXNet 1.9.1: b[0] = numpy.array([v]) on a 1-d b; a[0] = ones((1, 1, 3)) on a 2-d a."""
+    convert = (lambda v: nd(v, ctx)) if as_ndarray else (lambda v: v)
+    b = mx.nd.zeros(1, ctx=ctx)
+    b[0] = convert(np.array([47.844944], dtype=np.float32))
+    np.testing.assert_array_equal(b.asnumpy(), np.array([47.844944], dtype=np.float32))
+    a = mx.nd.zeros((2, 3), ctx=ctx)
+    a[0] = convert(np.array([[[5.0, 6.0, 7.0]]], dtype=np.float32))
+    np.testing.assert_array_equal(a.asnumpy(), [[5, 6, 7], [0, 0, 0]])
+    with pytest.raises(ShapeError):
+        a[0] = convert(np.ones((2, 1, 3), dtype=np.float32))  # a leading 2 is not dropped
+
+
 # ------------------------------------------------------------------- arithmetic
 
 BINARY = {

@@ -106,3 +106,69 @@ def test_failed_save_keeps_previous_file(tmp_path, monkeypatch):
         mx.nd.save(path, {"w": mx.nd.zeros(300)})
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["model-0001.params"]
+
+
+# -- pickling: MXNet's state {"handle": one record} ----------------------------------
+# NDArray.__getstate__() of MXNet 1.9.1 for nd.array([[1.5, 2], [3, 4]]) and
+# nd.array([7, 8], dtype="int32") on cpu(0)
+MXNET_STATES = [
+    (
+        b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x02\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00"
+        b"\x02\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+        b"\x00\x00\xc0?\x00\x00\x00@\x00\x00@@\x00\x00\x80@",
+        np.array([[1.5, 2], [3, 4]], dtype=np.float32),
+    ),
+    (
+        b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00"
+        b"\x01\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x07\x00\x00\x00\x08\x00\x00\x00",
+        np.array([7, 8], dtype=np.int32),
+    ),
+]
+# MXNet's test_load_saved_gpu_array_when_no_gpus_are_present: mx.nd.arange(1, ctx=gpu(0))
+GPU_STATE = (
+    b"\xc9\xfa\x93\xf9\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"
+    b"\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+)
+
+
+@pytest.mark.parametrize(("state", "values"), MXNET_STATES)
+def test_getstate_matches_mxnet_and_setstate_reads_it(state, values):
+    array = mx.nd.array(values, dtype=values.dtype)
+    assert array.__getstate__() == {"handle": bytearray(state)}
+    restored = mx.nd.zeros((1,))
+    restored.__setstate__({"handle": bytearray(state)})
+    assert restored.dtype is values.dtype.type and restored.context == mx.cpu(0)
+    np.testing.assert_array_equal(restored.asnumpy(), values)
+
+
+def test_a_gpu_state_loads_on_the_cpu_when_that_gpu_is_absent():
+    restored = mx.nd.zeros((1,))
+    restored.__setstate__({"handle": bytearray(GPU_STATE)})
+    expected = mx.gpu(0) if mx.context.num_gpus() > 0 else mx.cpu(0)
+    assert restored.context == expected
+    np.testing.assert_array_equal(restored.asnumpy(), [0.0])
+
+
+def test_pickle_round_trip_keeps_values_dtype_and_context(ctx):
+    import pickle
+
+    array = mx.nd.array(np.arange(6).reshape(2, 3), ctx=ctx, dtype=np.float16)
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        restored = pickle.loads(pickle.dumps(array, protocol=protocol))
+        assert restored.context == ctx and restored.dtype is np.float16
+        np.testing.assert_array_equal(restored.asnumpy(), array.asnumpy())
+
+
+def test_setstate_refuses_a_state_without_data():
+    with pytest.raises(NotImplementedError, match="handle None"):
+        mx.nd.zeros((1,)).__setstate__({"handle": None})
+
+
+def test_copy_and_deepcopy_give_independent_arrays_on_the_same_context(ctx):
+    import copy
+
+    array = mx.nd.array([[1, 2], [3, 4]], ctx=ctx, dtype=np.int32)
+    for twin in (copy.copy(array), copy.deepcopy({"a": array, "b": None})["a"]):
+        assert twin is not array and twin.context == ctx and twin.dtype is np.int32
+        twin[:] = 0
+        np.testing.assert_array_equal(array.asnumpy(), [[1, 2], [3, 4]])
