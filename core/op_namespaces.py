@@ -1,11 +1,12 @@
-"""MXNet's operator sub-namespaces (``op``, ``_internal``, ``linalg``, ``contrib``) of nd and sym.
+"""MXNet's operator sub-namespaces (``op``, ``_internal``, ``linalg``, ``contrib``, ``image``).
 
 MXNet files each registered operator under one module by its name:
 ``_internal`` takes the names that start with an underscore (``_plus_scalar``,
 ``_random_uniform``), except those of a named family (``_linalg_*`` go to
-``linalg``, ``_random_*_like`` to ``random``, ``_contrib_*`` to ``contrib``);
-``op`` takes every other name. Code generated for MXNet, and MXNet's own
-Python wrappers, call ``mx.nd._internal._random_uniform(...)`` and the like.
+``linalg``, ``_random_*_like`` to ``random``, ``_contrib_*`` to ``contrib``,
+``_image_*`` to ``image``); ``op`` takes every other name. Code generated
+for MXNet, and MXNet's own Python wrappers, call
+``mx.nd._internal._random_uniform(...)`` and the like.
 The functions are made on first access from the operator registry, so
 operators added by plugins appear as the built-in ones do.
 """
@@ -15,6 +16,7 @@ from . import registry
 __all__ = [
     "LINALG_FUNCTIONS",
     "is_contrib",
+    "is_image",
     "is_internal",
     "is_linalg",
     "is_public",
@@ -65,6 +67,11 @@ def is_linalg(name):
 def is_contrib(name):
     """Whether MXNet files operator ``name`` under ``contrib`` (without the prefix)."""
     return name.startswith("_contrib_")
+
+
+def is_image(name):
+    """Whether MXNet files operator ``name`` under ``image`` (without the prefix)."""
+    return name.startswith("_image_")
 
 
 def operator_module_hooks(module_name, make_function, accepts, prefix=""):

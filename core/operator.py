@@ -17,6 +17,7 @@ from .custom_op import (
     registered_names,
 )
 from .legacy_op import NDArrayOp, NumpyOp, PythonOp
+from .ndarray.ndarray import NDArray  # noqa: F401 - MXNet's mx.operator offers it too
 from .op_arguments import OperatorArguments, get_operator_arguments
 
 __all__ = [

@@ -26,7 +26,14 @@ __all__ = [
 
 # ops whose relative order must not change: they draw random numbers or run user code
 _ORDERED_OPS = ("Dropout", "LeakyReLU", "Custom", "_CrossDeviceCopy")
-_ORDERED_PREFIXES = ("_random_", "_sample_", "random_", "sample_", "_npi_random")
+_ORDERED_PREFIXES = (
+    "_random_",
+    "_sample_",
+    "random_",
+    "sample_",
+    "_npi_random",
+    "_image_random_",
+)
 
 
 def group_name(group):

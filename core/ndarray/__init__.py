@@ -2,7 +2,7 @@
 
 from . import _internal as _internal  # MXNet's underscore operators
 from . import contrib as contrib  # the _contrib_ operators rebind has
-from . import linalg, random, utils
+from . import image, linalg, random, utils
 from . import op as op  # MXNet's non-underscore operators
 from .creation import (
     arange,
@@ -98,6 +98,7 @@ __all__ = [
     "greater",
     "greater_equal",
     "histogram",
+    "image",
     "imdecode",
     "lesser",
     "lesser_equal",

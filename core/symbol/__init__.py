@@ -11,7 +11,7 @@ from .. import registry
 from ..errors import UnknownNameError
 from . import _internal as _internal  # MXNet's underscore operators
 from . import contrib as contrib  # the _contrib_ operators rebind has
-from . import linalg, random
+from . import image, linalg, random
 from . import op as op  # MXNet's non-underscore operators
 from .compose import Variable, create, op_function, var
 from .helpers import eye, histogram, hypot, install_extras, linspace, split_v2
@@ -32,6 +32,7 @@ __all__ = [
     "full",
     "histogram",
     "hypot",
+    "image",
     "linalg",
     "linspace",
     "load",

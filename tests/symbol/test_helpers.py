@@ -104,6 +104,21 @@ def test_sym_random_samplers_compose_mxnets_operators():
         mx.sym.random.unifrom  # noqa: B018 - the attribute access is the test
 
 
+def test_keyword_symbols_given_to_an_operator_without_inputs_are_ignored(ctx):
+    """As MXNet (test_random's randn case): ``data=`` adds no input; the shape is inferred."""
+    drawn = mx.sym.random.randn(loc=10.0, scale=0.5, dtype="float16", data=mx.sym.ones((2, 3)))
+    node = _last_node(drawn)
+    assert (node["op"], node["inputs"], drawn.list_arguments()) == ("_random_normal", [], [])
+    assert node["attrs"] == {"dtype": "float16", "loc": "10.0", "scale": "0.5", "shape": "()"}
+    total = drawn + mx.sym.var("x")
+    exe = total.bind(ctx, {"x": mx.nd.zeros((200, 300), dtype="float16", ctx=ctx)})
+    values = exe.forward()[0].asnumpy().astype(np.float64)
+    assert values.shape == (200, 300)
+    assert abs(values.mean() - 10.0) < 0.05 and abs(values.std() - 0.5) < 0.05
+    with pytest.raises(ValueError, match="unknown input 'foo'"):
+        mx.sym.relu(foo=mx.sym.var("x"))
+
+
 def test_a_symbol_has_no_truth_value():
     """As MXNet (test_symbol_bool): bool(symbol) raises NotImplementedForSymbol."""
     with pytest.raises(mx.base.NotImplementedForSymbol, match='operator "bool"'):
