@@ -35,4 +35,3 @@ def test_getdata_by_idx_takes_rows():
 def test_missing_iterators_refuse_with_their_reason(name, reason):
     with pytest.raises(NotImplementedError, match=reason):
         getattr(mx.io, name)(path_imgrec="train.rec", batch_size=4)
-

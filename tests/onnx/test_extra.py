@@ -170,6 +170,8 @@ def test_pdf(tmp_path, op, params, is_log):
         (lambda: mx.sym.random.uniform_like(X), (3, 3), "random streams"),
         (lambda: mx.sym.Correlation(X, mx.sym.var("grad")), (1, 2, 3, 3), "no correlation"),
         (lambda: mx.sym.linalg.potrf(X), (3, 3), "Cholesky"),
+        (lambda: mx.sym.image.normalize(X, mean=0.5, std=0.2), (3, 4, 4), "preprocess the data"),
+        (lambda: mx.sym.image.random_brightness(X, 0.5, 1.5), (4, 4, 3), "augmenter"),
     ],
 )
 def test_refused_operators_name_the_reason(tmp_path, build, shape, reason):

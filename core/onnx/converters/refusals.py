@@ -137,3 +137,35 @@ refuse(
     "Correlation",
     "ONNX has no correlation operator (FlowNet's patch comparison over displacements)",
 )
+
+# MXNet 1.9.1's own exporter converts none of these either: preprocessing belongs
+# before the exported graph (mx.image / the data pipeline), not inside it
+for _name in (
+    "_image_to_tensor",
+    "_image_normalize",
+    "_image_flip_left_right",
+    "_image_flip_top_bottom",
+    "_image_adjust_lighting",
+    "_image_crop",
+    "_image_resize",
+):
+    refuse(
+        _name,
+        "an image preprocessing operator (mx.nd.image), which MXNet's ONNX exporter does not "
+        "convert either; preprocess the data before the model and export the model alone",
+    )
+for _name in (
+    "_image_random_flip_left_right",
+    "_image_random_flip_top_bottom",
+    "_image_random_brightness",
+    "_image_random_contrast",
+    "_image_random_saturation",
+    "_image_random_hue",
+    "_image_random_color_jitter",
+    "_image_random_lighting",
+):
+    refuse(
+        _name,
+        "a random image augmenter for training; an inference graph does not augment, and ONNX's "
+        "generators could not reproduce rebind's random streams",
+    )
