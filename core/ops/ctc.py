@@ -12,7 +12,14 @@ the batch; one step per time frame.
 Like MXNet: time steps past a sequence's ``data_lengths`` get a zero
 gradient, and a label that cannot fit its sequence (length plus repeated
 neighbours longer than the data) gives loss 0 (gradient 0 here; MXNet leaves
-it unset).
+it unset). An empty label (all padding, or label length 0) costs
+-sum_t log p_t(blank), as in MXNet when some other label of the batch is not
+empty (when all are, warp-ctc gets no label buffer, refuses, and MXNet
+returns its output buffers unset); on data of length 0 it costs 0 (MXNet:
+inf). Label values outside the alphabet and lengths outside their axis raise
+(warp-ctc indexes past its buffers there). Where a frame's symbol is certain
+(log occupancy exactly 0.0), warp-ctc takes it for unset and its gradient is
+p, not p - 1; here it is the derivative.
 """
 
 import attrs
@@ -69,6 +76,17 @@ def _infer_type(p, in_types, out_types, aux_types):
     return [dtype, *in_types[1:]], [dtype], aux_types
 
 
+def _check_range(lengths, name, limit, axis):
+    """Raise for a length outside [0, limit] (warp-ctc reads or writes past its buffers)."""
+    outside = (lengths < 0) | (lengths > limit)
+    if bool(outside.any()):
+        found = int(lengths[outside][0])
+        raise ValueError(
+            f"CTCLoss: {name} holds {found}, outside [0, {limit}] ({limit} is the size of "
+            f"{axis}); give lengths between 0 and {limit}"
+        )
+
+
 def _lengths(xp, p, inputs, label):
     """Per sequence: (data length, label length) as int64 vectors."""
     steps, batch = inputs[0].shape[:2]
@@ -76,9 +94,11 @@ def _lengths(xp, p, inputs, label):
     extra = list(inputs[2:])
     if p.use_data_lengths:
         data_len = extra.pop(0).astype(np.float32).astype(np.int64)
+        _check_range(data_len, "data_lengths", steps, "the sequence axis (0) of 'data'")
     width = label.shape[1]
     if p.use_label_lengths:
-        label_len = xp.clip(extra.pop(0).astype(np.int64), 0, width)
+        label_len = extra.pop(0).astype(np.int64)
+        _check_range(label_len, "label_lengths", width, "the label axis (1) of 'label'")
     else:
         padding = label == (0 if p.blank_label == "first" else -1)
         label_len = xp.where(padding.any(axis=1), padding.argmax(axis=1), width)
@@ -164,12 +184,42 @@ def _log_softmax(xp, data):
     return shifted - xp.log(xp.exp(shifted).sum(axis=2, keepdims=True))
 
 
+def _log_likelihood(xp, alphas, data_len, label_len):
+    """log p(label | data) per sequence from the forward variables.
+
+    An empty label on empty data has probability 1 (log 0 here; warp-ctc
+    gives -inf there), and a label on empty data probability 0.
+    """
+    steps, batch, _ = alphas.shape
+    rows = xp.arange(batch)
+    final = alphas[xp.clip(data_len - 1, 0, steps - 1), rows]  # (B, S)
+    last = 2 * label_len
+    before = xp.where(label_len > 0, final[rows, xp.maximum(last - 1, 0)], -xp.inf)
+    log_likelihood = _logsumexp(xp, final[rows, last], before)
+    empty = xp.where(label_len == 0, 0.0, -xp.inf).astype(alphas.dtype)
+    return xp.where(data_len == 0, empty, log_likelihood)
+
+
+def _check_label_values(xp, label, label_len, alphabet):
+    """Raise for a label value outside the alphabet (warp-ctc reads past its buffer)."""
+    used = xp.arange(label.shape[1])[None, :] < label_len[:, None]
+    outside = used & ((label < 0) | (label >= alphabet))
+    if bool(outside.any()):
+        found = int(label[outside][0])
+        raise ValueError(
+            f"CTCLoss: label value {found} is outside the alphabet [0, {alphabet}) of "
+            f"'data' (its last axis); use label values below {alphabet}, or widen the "
+            "alphabet axis of 'data'"
+        )
+
+
 def _ctc(xp, p, inputs):
     """(loss per sequence, gradient w.r.t. the activations), in the work dtype."""
     data = inputs[0].astype(work_dtype(inputs[0].dtype), copy=False)
     steps, batch, alphabet = data.shape
     label = inputs[1].astype(np.int64)
     data_len, label_len = _lengths(xp, p, inputs, label)
+    _check_label_values(xp, label, label_len, alphabet)
     blank = 0 if p.blank_label == "first" else alphabet - 1
     ext, skip, valid, repeats = _extended(xp, label, label_len, blank, alphabet)
     log_probs = _log_softmax(xp, data)
@@ -177,10 +227,7 @@ def _ctc(xp, p, inputs):
     emit = xp.take_along_axis(log_probs, index, axis=2)  # (T, B, S)
     alphas = _alphas(xp, emit, skip, valid)
     betas = _betas(xp, emit, skip, valid, data_len, label_len)
-    final = alphas[xp.clip(data_len - 1, 0, steps - 1), xp.arange(batch)]  # (B, S)
-    last = 2 * label_len
-    before = xp.where(label_len > 0, final[xp.arange(batch), xp.maximum(last - 1, 0)], -xp.inf)
-    log_likelihood = _logsumexp(xp, final[xp.arange(batch), last], before)
+    log_likelihood = _log_likelihood(xp, alphas, data_len, label_len)
     feasible = (label_len + repeats <= data_len) & xp.isfinite(log_likelihood)
     log_z = xp.where(feasible, log_likelihood, 0)
     paths = xp.where(xp.isfinite(emit), alphas + betas - emit, -xp.inf)
@@ -189,7 +236,8 @@ def _ctc(xp, p, inputs):
     grad = xp.exp(log_probs) - xp.einsum("tbs,bsa->tba", occupancy, one_hot)
     in_time = xp.arange(steps)[:, None] < data_len[None, :]
     grad = xp.where((in_time & feasible[None, :])[:, :, None], grad, 0)
-    return xp.where(feasible, -log_likelihood, 0), grad
+    # 0 - x rather than -x: a certain empty label costs +0.0, not -0.0
+    return xp.where(feasible, 0 - log_likelihood, 0), grad
 
 
 def _forward(ctx, p, inputs, aux):

@@ -158,3 +158,81 @@ def test_ctc_shape_and_type_inference():
 def test_ctc_bad_shapes_name_the_argument(attrs, shapes, argument):
     with pytest.raises(ShapeError, match=f"argument '{argument}'"):
         infer("CTCLoss", attrs, shapes)
+
+
+def _log_softmax(data):
+    shifted = data - data.max(axis=2, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=2, keepdims=True))
+
+
+@pytest.mark.parametrize(
+    "attrs, label, extra",
+    [
+        ({}, [[0, 0]] * 3, []),
+        ({"blank_label": "last"}, [[-1, -1]] * 3, []),
+        ({"use_label_lengths": "True"}, [[1, 2]] * 3, [np.array([0.0, 0.0, 0.0])]),
+    ],
+)
+def test_ctc_every_label_empty_costs_the_blank_path(attrs, label, extra, ctx):
+    # MXNet 1.9.1 returns its output buffers unset here (warp-ctc gets no label buffer
+    # and refuses); by definition the only path is all blanks: -sum_t log p_t(blank)
+    data = np.random.default_rng(6).standard_normal((4, 3, 5))
+    blank = 4 if attrs.get("blank_label") == "last" else 0
+    loss, grad = _forward_backward(ctx, attrs, [data, np.array(label, np.float64), *extra])
+    log_probs = _log_softmax(data)
+    np.testing.assert_allclose(loss, -log_probs[:, :, blank].sum(axis=0), rtol=1e-10)
+    expected = np.exp(log_probs)
+    expected[:, :, blank] -= 1  # d/dx of -log softmax(x)[blank]
+    np.testing.assert_allclose(grad, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_ctc_data_length_zero_costs_nothing(ctx):
+    # an empty label on empty data has probability 1 (MXNet: inf), a label probability 0
+    # (loss 0 as for any label too long for its data)
+    data = np.random.default_rng(7).standard_normal((3, 3, 4)).astype(np.float32)
+    label, lengths = np.array([[0, 0], [1, 0], [1, 0]], np.float32), np.array([0, 0, 3.0])
+    loss, grad = _forward_backward(ctx, {"use_data_lengths": "True"}, [data, label, lengths])
+    np.testing.assert_array_equal(loss[:2], 0)
+    np.testing.assert_array_equal(grad[:, :2], 0)
+    assert loss[2] > 0 and np.abs(grad[:, 2]).sum() > 0
+
+
+def test_ctc_gradient_of_a_certain_frame(ctx):
+    # every frame certain of the blank (float32 probability exactly 1): MXNet's warp-ctc
+    # takes its log-occupancy 0.0 for "unset" and gives p = 1 on the blank, not p - 1 = 0
+    data = np.zeros((3, 2, 4), np.float32)
+    data[:, :, 0] = 50
+    label = np.array([[0, 0], [1, 0]], np.float32)
+    loss, grad = _forward_backward(ctx, {}, [data, label])
+    assert loss[0] == 0 and abs(loss[1] - (50 - np.log(3))) < 1e-4
+    np.testing.assert_allclose(grad[:, 0], 0, atol=1e-6)
+    # its one frame of label 1 is any of the three (3 paths of e^-50): occupancy 1/3, blank 2/3
+    np.testing.assert_allclose(grad[:, 1, :2], [[1 / 3, -1 / 3]] * 3, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "attrs, label, extra, found",
+    [
+        ({}, [[5, 2], [1, 0]], [], "label value 5"),
+        ({}, [[1, -1], [1, 0]], [], "label value -1"),
+        ({"blank_label": "last"}, [[1, -2], [1, -1]], [], "label value -2"),
+        ({"use_label_lengths": "True"}, [[1, 7], [1, 7]], [np.array([1.0, 2.0])], "value 7"),
+        ({"use_data_lengths": "True"}, [[1, 2], [1, 0]], [np.array([5.0, 2.0])], "holds 5"),
+        ({"use_data_lengths": "True"}, [[1, 2], [1, 0]], [np.array([4.0, -1.0])], "holds -1"),
+        ({"use_label_lengths": "True"}, [[1, 2], [1, 0]], [np.array([3.0, 1.0])], "holds 3"),
+        ({"use_label_lengths": "True"}, [[1, 2], [1, 0]], [np.array([2.0, -1.0])], "holds -1"),
+    ],
+)
+def test_ctc_values_outside_their_range_raise(attrs, label, extra, found, ctx):
+    # warp-ctc indexes past its buffers there (garbage losses, or a crash in free())
+    data = np.random.default_rng(8).standard_normal((4, 2, 5)).astype(np.float32)
+    with pytest.raises(ValueError, match=found):
+        _forward_backward(ctx, attrs, [data, np.array(label, np.float32), *extra])
+
+
+def test_ctc_label_past_its_length_is_not_checked(ctx):
+    data = np.random.default_rng(9).standard_normal((4, 2, 5))
+    label, lengths = np.array([[1, 9], [2, 3]], np.float64), np.array([1.0, 2.0])
+    loss, _ = _forward_backward(ctx, {"use_label_lengths": "True"}, [data, label, lengths])
+    expected = _brute_force_loss(data, [[1], [2, 3]], 0)
+    np.testing.assert_allclose(loss, expected, rtol=1e-10)
