@@ -27,11 +27,15 @@ FLOAT_DTYPES = ("float32", "float64", "float16")
 
 
 def _uniform(backend, device, shape, dtype, low, high):
-    return backend.uniform(low, high, shape, dtype, device)
+    # low + (high - low) * u, as MXNet's kernel: array parameters with low > high
+    # (which MXNet does not check) draw from [high, low]
+    unit = backend.uniform(0.0, 1.0, shape, "float64", device)
+    return (low + (high - low) * unit).astype(dtype)
 
 
 def _normal(backend, device, shape, dtype, loc, scale):
-    return backend.normal(loc, scale, shape, dtype, device)
+    # MXNet's loc + scale * z: a negative array scale is N(loc, scale**2) too
+    return backend.normal(loc, backend.xp.abs(scale), shape, dtype, device)
 
 
 def _gamma(backend, device, shape, dtype, alpha, beta):
@@ -39,17 +43,44 @@ def _gamma(backend, device, shape, dtype, alpha, beta):
 
 
 def _exponential(backend, device, shape, dtype, lam):
+    if bool(backend.xp.any(lam < 0)):
+        # MXNet's _sample_exponential draws negative numbers there
+        raise ParamError(
+            "_sample_exponential: lam must be non-negative (the rate of the exponential "
+            f"distribution), got {backend.to_host(lam).ravel().min()}; pass positive rates"
+        )
     return backend.exponential(1.0 / lam, shape, dtype, device)
 
 
+# above this rate numpy refuses a Poisson draw; N(lam, lam) is exact to float64 there
+_HUGE_RATE = 1e15
+
+
 def _poisson(backend, device, shape, dtype, lam):
-    return backend.poisson(lam, shape, dtype, device)
+    # a negative array rate draws 0 as in MXNet (its scalar operator refuses it)
+    xp = backend.xp
+    lam = xp.maximum(lam, 0.0)
+    huge = lam > _HUGE_RATE
+    if not bool(xp.any(huge)):
+        return backend.poisson(lam, shape, dtype, device)
+    # MXNet's draws are -2**31 there; the normal limit keeps the distribution
+    small = backend.poisson(xp.where(huge, 0.0, lam), shape, "float64", device)
+    spread = xp.sqrt(xp.where(huge, lam, 0.0))
+    large = xp.round(backend.normal(xp.where(huge, lam, 0.0), spread, shape, "float64", device))
+    return xp.where(huge, large, small).astype(dtype)
 
 
 def _negative_binomial(backend, device, shape, dtype, k, p):
-    # MXNet's mixture: a Poisson whose rate is Gamma(k, (1 - p) / p)
-    rate = backend.gamma(k, (1.0 - p) / p, shape, "float64", device)
-    return backend.poisson(rate, shape, dtype, device)
+    # MXNet's mixture: a Poisson whose rate is Gamma(k, (1 - p) / p). MXNet
+    # accepts any p >= 0: p >= 1 makes every draw 0 (as MXNet's), and p == 0
+    # (no success ever) makes the draws infinite where MXNet's are -2**31
+    xp = backend.xp
+    never = (p == 0) & (k > 0)
+    certain = p >= 1
+    odds = xp.where(never | certain, 0.0, (1.0 - p) / xp.where(p == 0, 1.0, p))
+    rate = backend.gamma(k, odds, shape, "float64", device)
+    draws = _poisson(backend, device, shape, dtype, rate)
+    return xp.where(never, xp.asarray(np.inf, dtype=draws.dtype), draws)
 
 
 def _generalized_negative_binomial(backend, device, shape, dtype, mu, alpha):
@@ -59,7 +90,7 @@ def _generalized_negative_binomial(backend, device, shape, dtype, mu, alpha):
     safe = xp.where(dispersed, alpha, 1.0)
     rate = backend.gamma(1.0 / safe, safe * mu, shape, "float64", device)
     rate = xp.where(dispersed, rate, xp.broadcast_to(mu, rate.shape))
-    return backend.poisson(rate, shape, dtype, device)
+    return _poisson(backend, device, shape, dtype, rate)
 
 
 def _positive(name, what):
@@ -222,6 +253,11 @@ def _creator_forward(op_name, distribution):
 def _like_forward(op_name, distribution):
     def forward(ctx, p, inputs, aux):
         (data,) = inputs
+        if data.dtype.name not in FLOAT_DTYPES:
+            raise DTypeMismatchError(
+                f"{op_name}: the data must have a floating point dtype (float16, float32 or "
+                f"float64), got {data.dtype.name}; cast it with astype first"
+            )
         drawn = _scalar_draw(ctx, op_name, distribution, p, data.shape, data.dtype)
         return [drawn], None
 
@@ -277,7 +313,14 @@ def _randint_forward(ctx, p, inputs, aux):
         # MXNet accepts high == low and then divides by zero; an empty range has no draws
         raise ParamError(f"_random_randint: high ({p.high}) must be greater than low ({p.low})")
     shape = _settled_shape(ctx, _shape_param(p.shape), "_random_randint")
-    return [ctx.backend.randint(p.low, p.high, shape, p.dtype or "int32", ctx.device_id)], None
+    dtype = p.dtype or "int32"
+    bounds = np.iinfo(dtype)
+    if p.low < bounds.min or p.high > bounds.max + 1:
+        # MXNet's int32 draws wrap around there
+        raise ParamError(
+            f"_random_randint: [{p.low}, {p.high}) does not fit in {dtype}; pass dtype='int64'"
+        )
+    return [ctx.backend.randint(p.low, p.high, shape, dtype, ctx.device_id)], None
 
 
 RANDINT = OpDef(
