@@ -55,6 +55,14 @@ def _interleave(*lists):
     return [array for group in zip(*lists, strict=False) for array in group]
 
 
+def _adamw(op_name, arguments):
+    """Run ``op_name`` on a wrapper's ``locals()``, ``rescale_grad`` made an array."""
+    params = dict(arguments)
+    kwargs = params.pop("kwargs")
+    params["rescale_grad"] = _rescale_grad_array(params["rescale_grad"], params["weight"].context)
+    return _internal_op(op_name)(**params, **kwargs)
+
+
 def _internal_op(name):
     from . import _internal
 
@@ -79,24 +87,7 @@ def adamw_update(
     **kwargs,
 ):
     """``_adamw_update`` with ``rescale_grad`` given as a number or an array (MXNet's wrapper)."""
-    rescale_grad = _rescale_grad_array(rescale_grad, weight.context)
-    return _internal_op("_adamw_update")(
-        weight=weight,
-        grad=grad,
-        mean=mean,
-        var=var,
-        rescale_grad=rescale_grad,
-        lr=lr,
-        eta=eta,
-        beta1=beta1,
-        beta2=beta2,
-        epsilon=epsilon,
-        wd=wd,
-        clip_gradient=clip_gradient,
-        out=out,
-        name=name,
-        **kwargs,
-    )
+    return _adamw("_adamw_update", locals())
 
 
 def mp_adamw_update(
@@ -118,25 +109,7 @@ def mp_adamw_update(
     **kwargs,
 ):
     """``_mp_adamw_update`` (float32 master weights) with a number or array ``rescale_grad``."""
-    rescale_grad = _rescale_grad_array(rescale_grad, weight.context)
-    return _internal_op("_mp_adamw_update")(
-        weight=weight,
-        grad=grad,
-        mean=mean,
-        var=var,
-        weight32=weight32,
-        rescale_grad=rescale_grad,
-        lr=lr,
-        eta=eta,
-        beta1=beta1,
-        beta2=beta2,
-        epsilon=epsilon,
-        wd=wd,
-        clip_gradient=clip_gradient,
-        out=out,
-        name=name,
-        **kwargs,
-    )
+    return _adamw("_mp_adamw_update", locals())
 
 
 def multi_adamw_update(

@@ -20,6 +20,16 @@ def _rescale_grad_symbol(rescale_grad):
     return rescale_grad if isinstance(rescale_grad, Symbol) else full(shape=(1,), val=rescale_grad)
 
 
+def _adamw(op_name, arguments):
+    """Compose ``op_name`` from a wrapper's ``locals()``, ``rescale_grad`` made a symbol."""
+    from . import _internal
+
+    params = dict(arguments)
+    kwargs = params.pop("kwargs")
+    params["rescale_grad"] = _rescale_grad_symbol(params["rescale_grad"])
+    return getattr(_internal, op_name)(**params, **kwargs)
+
+
 def adamw_update(
     weight,
     grad,
@@ -38,25 +48,7 @@ def adamw_update(
     **kwargs,
 ):
     """``_adamw_update`` with ``rescale_grad`` given as a number or a symbol (MXNet's wrapper)."""
-    from . import _internal
-
-    return _internal._adamw_update(
-        weight=weight,
-        grad=grad,
-        mean=mean,
-        var=var,
-        rescale_grad=_rescale_grad_symbol(rescale_grad),
-        lr=lr,
-        eta=eta,
-        beta1=beta1,
-        beta2=beta2,
-        epsilon=epsilon,
-        wd=wd,
-        clip_gradient=clip_gradient,
-        out=out,
-        name=name,
-        **kwargs,
-    )
+    return _adamw("_adamw_update", locals())
 
 
 def mp_adamw_update(
@@ -78,23 +70,4 @@ def mp_adamw_update(
     **kwargs,
 ):
     """``_mp_adamw_update`` (float32 master weights) with a number or symbol ``rescale_grad``."""
-    from . import _internal
-
-    return _internal._mp_adamw_update(
-        weight=weight,
-        grad=grad,
-        mean=mean,
-        var=var,
-        weight32=weight32,
-        rescale_grad=_rescale_grad_symbol(rescale_grad),
-        lr=lr,
-        eta=eta,
-        beta1=beta1,
-        beta2=beta2,
-        epsilon=epsilon,
-        wd=wd,
-        clip_gradient=clip_gradient,
-        out=out,
-        name=name,
-        **kwargs,
-    )
+    return _adamw("_mp_adamw_update", locals())
