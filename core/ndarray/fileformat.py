@@ -214,6 +214,20 @@ def decode(buf, source="<bytes>"):
         raise FormatError(f"{source}: {best}") from None
 
 
+def decode_record(raw, source="<record>"):
+    """One record alone, as MXNet pickles an NDArray: ``(values or None, device or None)``.
+
+    ``device`` is the ``(type id, device id)`` a dense V2/V3 record with a shape
+    names (the caller decides where to put the array); None for other records.
+    """
+    head = struct.pack("<QQQ", LIST_MAGIC, 0, 1)
+    (values,), _ = decode(head + bytes(raw) + struct.pack("<Q", 0), source)
+    magic, stype, ndim = struct.unpack_from("<Iii", raw)
+    if magic not in (V2_MAGIC, V3_MAGIC) or stype != 0 or ndim <= 0:
+        return values, None
+    return values, struct.unpack_from("<ii", raw, 12 + 8 * ndim)
+
+
 def _parse(reader):
     """Parse the whole buffer: header, records, names, then nothing else."""
     magic, _reserved, count = reader.unpack("<QQQ", "list header")

@@ -6,8 +6,6 @@ file is informational (MXNet moves arrays to a recorded GPU when one exists;
 rebind leaves that choice to the caller, e.g. ``as_in_context``).
 """
 
-import struct
-
 from ..context import Context, cpu, num_gpus
 from . import fileformat
 from .ndarray import NDArray
@@ -84,19 +82,17 @@ def _setstate(self, state):
             "unpickling an NDArray without data (MXNet's handle None): rebind has no empty "
             "NDArray handles; pickle arrays that hold data"
         )
-    header = struct.pack("<QQQ", fileformat.LIST_MAGIC, 0, 1)
-    (values,), _ = fileformat.decode(header + bytes(record) + struct.pack("<Q", 0), "<pickle>")
-    ctx = _recorded_context(bytes(record))
+    values, device = fileformat.decode_record(bytes(record), "<pickle>")
+    ctx = _recorded_context(device)
     self._ctx = ctx
     self._data = ctx.backend.asarray(values, values.dtype, ctx.device_id)
 
 
-def _recorded_context(record):
-    """The context a dense V2 record names; cpu(0) for a GPU this machine does not have."""
-    magic, _stype, ndim = struct.unpack_from("<Iii", record)
-    if magic != fileformat.V2_MAGIC:
+def _recorded_context(device):
+    """The context a record's ``(type id, device id)`` names; cpu(0) for a GPU not here."""
+    if device is None:
         return cpu()
-    dev_type, dev_id = struct.unpack_from("<ii", record, 12 + 8 * ndim)
+    dev_type, dev_id = device
     if dev_type not in Context.devtype2str or (dev_type == 2 and dev_id >= num_gpus()):
         return cpu()  # MXNet, too, loads a GPU array onto the CPU when no GPU is there
     return Context(dev_type, dev_id)

@@ -218,27 +218,21 @@ def _convert(value, source, where):
 
 
 def _ndarray_from_record(raw, source, where):
+    """The array of one pickled record, on the host device it names (else cpu(0)).
+
+    Keeping a host device (cpu(1), cpu_pinned(0), ...) lets states saved from
+    several CPU devices be written back as they were; a GPU record is loaded on
+    the CPU and moved on first use.
+    """
     if raw is None:
         return None
-    # one record of the list format: wrap it as a one-array, unnamed list file
-    head = struct.pack("<QQQ", fileformat.LIST_MAGIC, 0, 1)
-    arrays, _ = fileformat.decode(head + raw + struct.pack("<Q", 0), source=f"{source} {where}")
-    return None if arrays[0] is None else _on_cpu(arrays[0], _host_device(raw))
-
-
-def _host_device(raw):
-    """The host context a dense V2/V3 record names (cpu(1), cpu_pinned(0), ...), else cpu(0).
-
-    Keeping it lets states saved from several CPU devices be written back as
-    they were; a GPU record is loaded on the CPU and moved on first use.
-    """
-    magic, stype, ndim = struct.unpack_from("<Iii", raw)
-    if magic not in (fileformat.V2_MAGIC, fileformat.V3_MAGIC) or stype != 0 or ndim <= 0:
-        return cpu()
-    device_type, device_id = struct.unpack_from("<ii", raw, 12 + 8 * ndim)
+    values, device = fileformat.decode_record(raw, source=f"{source} {where}")
+    if values is None:
+        return None
+    device_type, device_id = device or (1, 0)
     if device_type not in _HOST_DEVICE_TYPES or device_id < 0:
-        return cpu()
-    return Context(_HOST_DEVICE_TYPES[device_type], device_id)
+        return _on_cpu(values)
+    return _on_cpu(values, Context(_HOST_DEVICE_TYPES[device_type], device_id))
 
 
 def _on_cpu(host, ctx=None):
