@@ -46,6 +46,7 @@ class Executor:
         self._grad_targets = None  # made by _store_gradients on first use
         # backward may run the training pass itself: nothing ran yet, or only inference
         self._replayable = True
+        self._engine = None  # an ONNX Runtime engine for inference passes (see ort_engine)
 
     def _allocate_outputs(self):
         """Zero arrays for the outputs, as MXNet has them right after bind (same objects later)."""
@@ -88,10 +89,17 @@ class Executor:
         plan = self._plan
         # one flag read: only while the profiler records does forward leave the generated code
         profiling = PROFILER.symbolic
-        function = None
+        function = heads = None
         if self._monitor is None and not plan.has_moves and not profiling:
-            function = plan.forward_function(is_train)
-        if function is not None:
+            if self._engine is not None and not is_train:
+                heads = self._engine.run()
+                if heads is None:  # the graph does not run there: the plan from now on
+                    self._engine = None
+            if heads is None:
+                function = plan.forward_function(is_train)
+        if heads is not None:
+            self._saved = None
+        elif function is not None:
             heads, self._saved = function(self.arg_arrays, self.aux_arrays)
         else:
             heads, self._saved = self._forward_steps(is_train, PROFILER if profiling else None)
@@ -132,6 +140,18 @@ class Executor:
             for slot in step.release:
                 values[slot] = None
         return [values[slot] for slot in plan.head_slots], saved
+
+    def use_inference_engine(self, param_names):
+        """Let an inference engine run this executor's inference passes, if one fits.
+
+        ``param_names``: the arguments that are parameters (the rest are fed
+        each pass). Called by the module's executor group after bind; the
+        choice is ``REBIND_INFERENCE_ENGINE``'s (see ``ort_engine``).
+        """
+        from .ort_engine import InferenceEngine
+
+        self._engine = InferenceEngine.select(self, param_names)
+        return self._engine is not None
 
     def _copy_input(self, name, value):
         target = self.arg_dict.get(name)

@@ -192,6 +192,8 @@ class DataParallelExecutorGroup:
                 )
             else:
                 self.execs.append(self._bind_ith_exec(index, descs, shared_group))
+            if not self.for_training:
+                self.execs[index].use_inference_engine(self.param_names)
         self.data_shapes, self.label_shapes = data_shapes, label_shapes
         self.data_names = [desc.name for desc in data_shapes]
         self.label_names = [desc.name for desc in label_shapes] if label_shapes else []

@@ -25,13 +25,17 @@ class NDArray:
     """An n-dimensional array on a context (``cpu(0)``, ``gpu(1)``, ...)."""
 
     # views.py adds __array_ufunc__ (NumPy's operators on an NDArray come back to us)
-    __slots__ = ("_data", "_ctx", "__weakref__")
+    # _version counts the writes made through NDArray's own methods (__setitem__,
+    # copyto into it, in-place arithmetic): an engine that keeps a copy of an array's
+    # values (the ONNX Runtime inference engine's weights) re-reads them when it moves
+    __slots__ = ("_data", "_ctx", "_version", "__weakref__")
 
     def __init__(self, data=None, ctx=None, handle=None):
         if handle is not None:  # MXNet's form: an array a mx.base._LIB function made
             data, ctx = _LIB.take_handle(handle)
         self._data = data
         self._ctx = ctx
+        self._version = 0
 
     # -- description ----------------------------------------------------------
     @property
@@ -132,6 +136,7 @@ class NDArray:
                 raise ShapeError(
                     f"copyto: source has shape {self.shape}, target has shape {other.shape}"
                 )
+            other._version += 1
             if other._ctx == self._ctx or other._ctx.backend.owns(self._data):
                 other._data[...] = _move(self, other._ctx)
             elif isinstance(other._data, np.ndarray):  # to the host: straight into its array
@@ -200,6 +205,7 @@ class NDArray:
             if not backend.owns(value):  # a device array: one staged host -> device copy
                 value = backend.asarray(value, value.dtype, self._ctx.device_id)
         key = self._native_key(key)
+        self._version += 1
         try:
             try:
                 self._data[key] = value
@@ -258,6 +264,7 @@ class NDArray:
         if PROFILER.imperative:
             apply = PROFILER.time_op_function(_profiled_name(op_name, other), self._ctx, apply)
         self._data[...] = apply(self._data, rhs, self._data.dtype)
+        self._version += 1
         return self
 
     def __neg__(self):

@@ -86,6 +86,7 @@ def _setstate(self, state):
     ctx = _recorded_context(device)
     self._ctx = ctx
     self._data = ctx.backend.asarray(values, values.dtype, ctx.device_id)
+    self._version = 0
 
 
 def _recorded_context(device):

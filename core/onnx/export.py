@@ -20,6 +20,7 @@ from .graph import ExportGraph, ExportNode, tensor_type
 from .plan import Plan, load_params, load_symbol, needed_nodes
 
 __all__ = [
+    "build_model",
     "export_model",
     "get_operator_support",
     "graph_input_names",
@@ -83,20 +84,43 @@ def export_model(
     written: an unconvertible operator leaves no file behind.
     """
     onnx = require_onnx()
-    _check_opset(opset_version)
     in_types = input_type if input_type is not None else in_types
     in_shapes = input_shape if input_shape is not None else in_shapes
-    symbol, params = load_symbol(sym), load_params(params)
-    heads = without_amp_casts(symbol._heads)
-    plan = Plan(heads, params, in_shapes, in_types, dynamic_input_shapes)
-    dynamic = bool(dynamic or dynamic_input_shapes is not None)
-    model = _build_model(onnx, plan, opset_version, dynamic, verbose)
+    model, plan = build_model(
+        sym, params, in_shapes, in_types, dynamic, dynamic_input_shapes, verbose, opset_version
+    )
     if run_shape_inference:
         model = _with_shape_inference(onnx, model)
     path = os.fspath(onnx_file_path)
     write_atomic(path, model.SerializeToString())
     logger.info("exported ONNX model %s (inputs %s)", path, plan.input_shapes)
     return path
+
+
+def build_model(
+    sym,
+    params,
+    in_shapes,
+    in_types=np.float32,
+    dynamic=False,
+    dynamic_input_shapes=None,
+    verbose=False,
+    opset_version=DEFAULT_OPSET,
+    check=True,
+):
+    """The ONNX ``ModelProto`` of ``sym`` with ``params``, and its export plan.
+
+    What ``export_model`` writes, kept in memory (the inference engine hands it
+    to ONNX Runtime, which validates it itself: ``check=False`` skips
+    ``onnx.checker``); ``plan.inputs`` names the graph inputs in order.
+    """
+    onnx = require_onnx()
+    _check_opset(opset_version)
+    symbol, params = load_symbol(sym), load_params(params)
+    heads = without_amp_casts(symbol._heads)
+    plan = Plan(heads, params, in_shapes, in_types, dynamic_input_shapes)
+    dynamic = bool(dynamic or dynamic_input_shapes is not None)
+    return _build_model(onnx, plan, opset_version, dynamic, verbose, check), plan
 
 
 def _converters():
@@ -127,7 +151,7 @@ def _check_opset(opset_version):
 
 
 # -- building -----------------------------------------------------------------------
-def _build_model(onnx, plan, opset, dynamic, verbose):
+def _build_model(onnx, plan, opset, dynamic, verbose, check=True):
     _check_convertible(plan.nodes)
     names = _value_names(plan)
     params = {k: v.astype(_param_dtype(plan, k), copy=False) for k, v in plan.params.items()}
@@ -149,6 +173,8 @@ def _build_model(onnx, plan, opset, dynamic, verbose):
     opsets = [onnx.helper.make_opsetid("", opset)]
     model = onnx.helper.make_model(graph, opset_imports=opsets, producer_name="rebind")
     model.ir_version = onnx.helper.find_min_ir_version_for(opsets)
+    if not check:
+        return model
     try:
         onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:

@@ -1,0 +1,172 @@
+"""ONNX Runtime as the engine of inference-bound executors on the CPU.
+
+A module bound with ``for_training=False`` on a CPU context runs its forward
+pass through an ONNX Runtime session built from the same graph: rebind's own
+ONNX exporter (``rebind.onnx``) writes the symbol with the current parameter
+values as initializers, and ONNX Runtime fuses BatchNorm into convolutions,
+picks blocked layouts and runs its own convolution kernels. On convolutional
+networks that is 2-3x the NumPy path's speed (``benchmarks/cnn.py``).
+
+Which engine runs is read at bind from ``REBIND_INFERENCE_ENGINE``:
+
+* ``auto`` (the default): ONNX Runtime for graphs with a convolution, when
+  ``onnxruntime`` and ``onnx`` are installed (``pip install rebind[cpu]``);
+  the NumPy plan otherwise, or when the graph does not export;
+* ``onnxruntime``: ONNX Runtime for every inference-bound executor it can
+  take (a warning names why when it cannot);
+* ``numpy``: always rebind's own plan.
+
+The session holds a copy of the parameters. Before each run the engine
+compares every parameter array's write count (``NDArray._version``, moved by
+``set_params``, ``copy_params_from``, ``arr[:] = ...``, ``copyto``, in-place
+arithmetic) and buffer with those it was built from, and rebuilds the session
+when one moved. Writes it cannot see: into a parameter's memory through
+another array that views it, or straight into ``NDArray.data``'s backend
+array; write parameters through NDArray (or ``set_params``) instead.
+"""
+
+import logging
+import os
+import warnings
+
+from ..threadpool import compute_threads
+
+__all__ = ["ENGINE_VARIABLE", "InferenceEngine", "engine_setting"]
+
+ENGINE_VARIABLE = "REBIND_INFERENCE_ENGINE"
+_SETTINGS = ("auto", "numpy", "onnxruntime")
+# operators on which ONNX Runtime's kernels beat the NumPy plan (measured: benchmarks/cnn.py)
+_ENGINE_OPS = frozenset({"Convolution", "Deconvolution"})
+
+logger = logging.getLogger(__name__)
+
+
+def engine_setting():
+    """``REBIND_INFERENCE_ENGINE``, checked: one of auto, numpy, onnxruntime."""
+    value = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
+    if value not in _SETTINGS:
+        raise ValueError(
+            f"{ENGINE_VARIABLE}={value!r} is not an inference engine; "
+            f"use one of {', '.join(_SETTINGS)}"
+        )
+    return value
+
+
+def _onnxruntime():
+    """The onnxruntime module, or None when it (or onnx, which the exporter needs) is missing."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime
+    except ImportError:
+        return None
+    return onnxruntime
+
+
+class InferenceEngine:
+    """An ONNX Runtime session running one executor's inference pass."""
+
+    def __init__(self, executor, param_names, ort):
+        self._executor = executor
+        self._ort = ort
+        names = set(param_names)
+        bound = zip(executor._arg_names, executor.arg_arrays, strict=True)
+        self._params = [(n, a) for n, a in bound if n in names]
+        self._params += list(zip(executor._aux_names, executor.aux_arrays, strict=True))
+        self._session = None
+        self._stamp = None
+        self._feeds = None  # (ONNX input name, bound NDArray) in the session's order
+
+    @classmethod
+    def select(cls, executor, param_names):
+        """The engine for ``executor`` (bound with ``param_names`` as parameters), or None."""
+        setting = engine_setting()
+        if setting == "numpy" or not _eligible(executor):
+            return None
+        forced = setting == "onnxruntime"
+        ort = _onnxruntime()
+        if ort is None:
+            if forced:
+                _warn_once(
+                    f"{ENGINE_VARIABLE}=onnxruntime, but onnxruntime or onnx is not installed "
+                    "(pip install 'rebind[cpu]'); running the NumPy plan"
+                )
+            return None
+        if not forced and not any(
+            step.op is not None and step.op.name in _ENGINE_OPS for step in executor._plan.steps
+        ):
+            return None
+        return cls(executor, param_names, ort)
+
+    # -- running ---------------------------------------------------------------------
+    def run(self):
+        """The heads of one inference pass, or None when the graph cannot run here."""
+        stamp = [(a._version, id(a._data)) for _, a in self._params]
+        if stamp != self._stamp:
+            self._session = None
+            self._stamp = stamp
+            if not self._build():
+                return None
+        feeds = {name: array._data for name, array in self._feeds}
+        return self._session.run(None, feeds)
+
+    def _build(self):
+        """A session over the current parameters; False (and a note) when it cannot be made."""
+        from ..onnx.errors import OnnxExportError
+        from ..onnx.export import build_model, graph_input_names
+
+        executor = self._executor
+        params = {name: array._data for name, array in self._params}
+        arrays = dict(zip(executor._arg_names, executor.arg_arrays, strict=True))
+        inputs = graph_input_names(executor._symbol, params)  # less labels only a loss reads
+        try:
+            model, plan = build_model(
+                executor._symbol,
+                params,
+                [arrays[n].shape for n in inputs],
+                [arrays[n].dtype for n in inputs],
+                check=False,
+            )
+            session = self._ort.InferenceSession(
+                model.SerializeToString(), _session_options(self._ort), ["CPUExecutionProvider"]
+            )
+        except (OnnxExportError, ValueError, RuntimeError, self._ort_error()) as exc:
+            message = f"the ONNX Runtime inference engine cannot run this graph ({exc})"
+            if engine_setting() == "onnxruntime":
+                _warn_once(message + "; running the NumPy plan")
+            else:
+                logger.info("%s; running the NumPy plan", message)
+            return False
+        self._feeds = [(name, arrays[name]) for name in plan.inputs]
+        self._session = session
+        return True
+
+    def _ort_error(self):
+        errors = getattr(self._ort.capi, "onnxruntime_pybind11_state", None)
+        return getattr(errors, "Fail", RuntimeError) if errors is not None else RuntimeError
+
+
+def _eligible(executor):
+    """An executor the engine may take: no gradients, one CPU context on the NumPy backend."""
+    if any(req != "null" for req in executor._grad_reqs) or executor._group2ctx:
+        return False
+    ctx = executor._ctx
+    if ctx.device_type != "cpu" or getattr(ctx.backend, "name", None) != "numpy":
+        return False
+    return not executor._plan.has_moves
+
+
+def _session_options(ort):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = compute_threads()
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return options
+
+
+_WARNED = set()
+
+
+def _warn_once(message):
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
