@@ -72,7 +72,8 @@ class InferenceEngine:
         bound = zip(executor._arg_names, executor.arg_arrays, strict=True)
         self._params = [(n, a) for n, a in bound if n in names]
         self._params += list(zip(executor._aux_names, executor.aux_arrays, strict=True))
-        self._session = None
+        self._model = None  # the serialized ONNX model of the current parameters
+        self._sessions = {}  # thread count -> session over self._model
         self._stamp = None
         self._feeds = None  # (ONNX input name, bound NDArray) in the session's order
 
@@ -102,15 +103,31 @@ class InferenceEngine:
         """The heads of one inference pass, or None when the graph cannot run here."""
         stamp = [(a._version, id(a._data)) for _, a in self._params]
         if stamp != self._stamp:
-            self._session = None
+            self._sessions.clear()
             self._stamp = stamp
-            if not self._build():
+            if not self._export():
                 return None
+        # one session per thread count the policy asks for: ONNX Runtime fixes a session's
+        # threads when it is made, and on a busy machine fewer threads run faster
+        threads = compute_threads()
+        session = self._sessions.get(threads)
+        if session is None:
+            if self._model is None and not self._export():
+                return None
+            session = self._session(threads)
+            self._model = None  # the session holds the weights now: no third copy kept
+            if session is None:
+                return None
+            self._sessions[threads] = session
         feeds = {name: array._data for name, array in self._feeds}
-        return self._session.run(None, feeds)
+        return session.run(None, feeds)
 
-    def _build(self):
-        """A session over the current parameters; False (and a note) when it cannot be made."""
+    @property
+    def _session_ready(self):
+        return bool(self._sessions)
+
+    def _export(self):
+        """The ONNX model of the current parameters; False (and a note) when it cannot be made."""
         from ..onnx.errors import OnnxExportError
         from ..onnx.export import build_model, graph_input_names
 
@@ -126,19 +143,31 @@ class InferenceEngine:
                 [arrays[n].dtype for n in inputs],
                 check=False,
             )
-            session = self._ort.InferenceSession(
-                model.SerializeToString(), _session_options(self._ort), ["CPUExecutionProvider"]
-            )
-        except (OnnxExportError, ValueError, RuntimeError, self._ort_error()) as exc:
-            message = f"the ONNX Runtime inference engine cannot run this graph ({exc})"
-            if engine_setting() == "onnxruntime":
-                _warn_once(message + "; running the NumPy plan")
-            else:
-                logger.info("%s; running the NumPy plan", message)
-            return False
+        except (OnnxExportError, ValueError, RuntimeError) as exc:
+            return self._refuse(exc)
+        self._model = model.SerializeToString()
         self._feeds = [(name, arrays[name]) for name in plan.inputs]
-        self._session = session
         return True
+
+    def _session(self, threads):
+        """A session of ``threads`` intra-op threads over the model, or None (and a note)."""
+        options = self._ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            return self._ort.InferenceSession(self._model, options, ["CPUExecutionProvider"])
+        except (ValueError, RuntimeError, self._ort_error()) as exc:
+            return self._refuse(exc)
+
+    def _refuse(self, exc):
+        message = f"the ONNX Runtime inference engine cannot run this graph ({exc})"
+        if engine_setting() == "onnxruntime":
+            _warn_once(message + "; running the NumPy plan")
+        else:
+            logger.info("%s; running the NumPy plan", message)
+        self._sessions.clear()
+        return None
 
     def _ort_error(self):
         errors = getattr(self._ort.capi, "onnxruntime_pybind11_state", None)
@@ -153,14 +182,6 @@ def _eligible(executor):
     if ctx.device_type != "cpu" or getattr(ctx.backend, "name", None) != "numpy":
         return False
     return not executor._plan.has_moves
-
-
-def _session_options(ort):
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = compute_threads()
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    return options
 
 
 _WARNED = set()

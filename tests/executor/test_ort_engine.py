@@ -61,7 +61,7 @@ def test_auto_runs_convolutional_graphs_on_onnxruntime_with_the_plans_values(mon
     assert _engine(plain) is None
     expected = _predict(plain, images)
     got = _predict(fast, images)
-    assert _engine(fast)._session is not None
+    assert _engine(fast)._session_ready
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     assert got.shape == (2, 3) and np.allclose(got.sum(axis=1), 1, atol=1e-6)
 
@@ -83,7 +83,7 @@ def test_onnxruntime_setting_takes_any_exportable_inference_graph(monkeypatch):
     args, aux = plain.get_params()
     fast = _module(_mlp(), x.shape, monkeypatch, "onnxruntime", (), args=args, aux=aux)
     np.testing.assert_allclose(_predict(fast, x), _predict(plain, x), rtol=1e-5, atol=1e-6)
-    assert _engine(fast)._session is not None
+    assert _engine(fast)._session_ready
 
 
 def test_parameter_writes_rebuild_the_session(monkeypatch, images):
@@ -123,3 +123,19 @@ def test_a_bad_setting_names_the_choices(monkeypatch, images):
     mod = mx.mod.Module(_convnet())
     with pytest.raises(ValueError, match="auto, numpy, onnxruntime"):
         mod.bind([("data", images.shape)], for_training=False)
+
+
+def test_one_session_per_thread_count_the_policy_asks_for(monkeypatch, images):
+    from rebind.executor import ort_engine
+
+    mod = _module(_convnet(), images.shape, monkeypatch, "auto")
+    monkeypatch.setattr(ort_engine, "compute_threads", lambda: 2)
+    two = _predict(mod, images)
+    monkeypatch.setattr(ort_engine, "compute_threads", lambda: 1)
+    one = _predict(mod, images)
+    assert sorted(_engine(mod)._sessions) == [1, 2]
+    np.testing.assert_allclose(one, two, rtol=1e-6)
+    # a parameter write drops every session: the next pass builds one for the count asked
+    mod._exec_group.execs[0].arg_dict["fc_bias"][:] = 0.0
+    _predict(mod, images)
+    assert sorted(_engine(mod)._sessions) == [1]
