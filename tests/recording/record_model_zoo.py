@@ -8,10 +8,13 @@ For each network of ``zoo_params.NETWORKS``: build it with ``pretrained=False``,
 set every parameter to ``zoo_params.param_value(name, shape)``, hybridize, run
 the seeded input batch, ``export`` it, and keep the exported symbol JSON in
 ``tests/golden/model_zoo/<name>-symbol.json`` and the outputs in
-``tests/golden/model_zoo/outputs.npz`` (key: the network's name). With
-``--params DIR`` the exported ``.params`` files are also written to DIR (they
-are hundreds of megabytes in all, so they stay out of the repository; the
-benchmarks read them from there or rebuild the same values).
+``tests/golden/model_zoo/outputs.npz`` (key: the network's name); a network
+whose two images give nearly the same outputs (the input's signal lost in the
+parameters' scales, so the test could not see an error before the last layers)
+is refused. With ``--params DIR`` the exported ``.params`` files are also
+written to DIR (they are hundreds of megabytes in all, so they stay out of the
+repository; the benchmarks read them from there or rebuild the same values).
+The SGD steps are recorded by ``record_zoo_training.py`` from the JSON kept here.
 """
 
 import argparse
@@ -41,6 +44,7 @@ def record(name, params_dir):
         param.set_data(mx.nd.array(param_value(pname, param.shape)))
     net.hybridize(static_alloc=False)
     out = net(x).asnumpy()
+    check_sensitive(name, out)
     tmp = tempfile.mkdtemp()
     try:
         prefix = os.path.join(tmp, name)
@@ -53,6 +57,17 @@ def record(name, params_dir):
     finally:
         shutil.rmtree(tmp)
     return out
+
+
+def check_sensitive(name, out):
+    """Refuse outputs that hardly depend on the input: their test would miss early errors."""
+    sensitivity = float(np.abs(out[0] - out[1]).max() / out.std())
+    print(name, "output spread between the two images / output std:", round(sensitivity, 4))
+    if sensitivity < 0.01:
+        raise SystemExit(
+            f"{name}: the two images' outputs differ by {sensitivity:.2g} of the "
+            "outputs' std; change zoo_params' scales so the input reaches the output"
+        )
 
 
 def main():
