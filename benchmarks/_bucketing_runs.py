@@ -17,13 +17,13 @@ import _lstm_lm as lm
 class BucketingTrainer:
     """A bound, initialized BucketingModule and the epoch's batches as DataBatches."""
 
-    def __init__(self, mx, params, batches):
+    def __init__(self, mx, params, batches, contexts=1):
         self.mx = mx
         largest = max(lm.BUCKETS)
         self.module = mx.mod.BucketingModule(
             lambda seq_len: lm.lm_symbol(mx, seq_len),
             default_bucket_key=largest,
-            context=mx.cpu(),
+            context=[mx.cpu(i) for i in range(contexts)] if contexts > 1 else mx.cpu(),
         )
         self.module.bind(
             data_shapes=[("data", (lm.BATCH, largest))],

@@ -248,3 +248,22 @@ def find_interpreter(variable, default, module=None):
     if os.path.exists(str(default)):
         return str(default), None
     return None, f"no interpreter: set {variable} (looked for {default})"
+
+
+def peak_rss_kib():
+    """This process's peak resident set in KiB: VmHWM where /proc has it, else ru_maxrss.
+
+    ``ru_maxrss`` survives ``exec``: a worker started by a large benchmark
+    process reports at least that process's size; VmHWM belongs to the
+    program the worker runs.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -6,8 +6,10 @@ that each has its own peak resident set): ``_rebind_module.py`` and
 ``_numpy_module.py`` runs the hand-written NumPy loop. A worker's arguments are
 jobs, and it prints one JSON object on stdout:
 
-    fit:MODEL:SAMPLES:EPOCHS   Module.fit over SAMPLES synthetic examples for
-                               1 + EPOCHS epochs; the first is the warm-up
+    fit:MODEL:SAMPLES:EPOCHS[:CONTEXTS]
+                               Module.fit over SAMPLES synthetic examples for
+                               1 + EPOCHS epochs (the first is the warm-up), on
+                               CONTEXTS cpu contexts (default 1)
     predict:SAMPLES:REPEATS    MLP Module.predict at batch 1024 (bound for inference)
     latency:CALLS              MLP forward(is_train=False) + get_outputs()[0] at batch 1
 
@@ -58,18 +60,20 @@ def initial_params(mx, model):
     return {name: mx.nd.array(arrays[name]) for name in _common.param_shapes(model)}
 
 
-def fit_job(mx, model, samples, epochs):
+def fit_job(mx, model, samples, epochs, contexts=1):
     """Train with ``Module.fit`` as MXNet's own fit script does; throughput after epoch one.
 
     The shape of MXNet's example/image-classification/common/fit.py: the
     iterator wrapped in ``ResizeIter`` (its epoch size), ``eval_metric='acc'``,
     ``kvstore='local'``, SGD with momentum, a ``Speedometer`` batch-end
-    callback (its log lines go nowhere: logging stays at WARNING).
+    callback (its log lines go nowhere: logging stays at WARNING). ``contexts``
+    > 1 binds ``[mx.cpu(0), mx.cpu(1), ...]`` (data parallel over the batch).
     """
     batch = _common.MODELS[model][0]
     data, labels = _common.make_dataset(model, samples)
     train = mx.io.ResizeIter(mx.io.NDArrayIter(data, labels, batch_size=batch), samples // batch)
-    module = mx.mod.Module(_common.build_symbol(mx, model), context=mx.cpu())
+    context = [mx.cpu(i) for i in range(contexts)] if contexts > 1 else mx.cpu()
+    module = mx.mod.Module(_common.build_symbol(mx, model), context=context)
     metric = mx.metric.Accuracy()
     stamps = []
     module.fit(
