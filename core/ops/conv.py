@@ -15,6 +15,7 @@ import numpy
 from rebind.backends import cupy_gemm as gemm
 from rebind.backends.cupy_kernels import fusable
 
+from . import conv_cpu, workspace
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
     SPATIAL_NAMES,
@@ -204,7 +205,11 @@ def conv_work_forward(ctx, p, inputs):
     xt = to_work(xp, data.astype(work, copy=False), batch_last)
     cols = im2col(xp, xt, window, batch_last)
     w = weight.astype(work, copy=False).reshape(groups, p.num_filter // groups, -1)
-    out = gemm.matmul(xp, w, cols.reshape(groups, -1, cols.shape[1])).reshape(p.num_filter, -1)
+    # the product's memory is reused next step unless it becomes the output (a view)
+    scratch = xp is numpy and not ctx.batch_last_out
+    target = workspace.take((groups, w.shape[1], cols.shape[1]), w.dtype) if scratch else None
+    out = gemm.matmul(xp, w, cols.reshape(groups, -1, cols.shape[1]), out=target)
+    out = out.reshape(p.num_filter, -1)
     saved = _ConvSaved(window, batch_last, xt, w, data.dtype)
     if ctx.is_train and cols.size <= _KEEP_COLUMNS:
         saved.cols = cols
@@ -233,7 +238,8 @@ def _kernel_major(w, channels):
 
 
 def _conv_backward(ctx, p, saved, out_grads, need_grad):
-    grad = to_work(ctx.xp, out_grads[0].astype(saved.w.dtype, copy=False), saved.batch_last)
+    grad = out_grads[0].astype(saved.w.dtype, copy=False)
+    grad = to_work(ctx.xp, grad, saved.batch_last, scratch=ctx.xp is numpy)
     return conv_work_backward(ctx, p, saved, grad, need_grad)
 
 
@@ -250,7 +256,15 @@ def conv_work_backward(ctx, p, saved, grad, need_grad):
         dw = _filter_gradient(xp, grad, cols.reshape(groups, -1, cols.shape[1]))
         grads[1] = dw.reshape(p.num_filter, channels // groups, *window.kernel)
         grads[1] = grads[1].astype(saved.dtype, copy=False)
-    if need_grad[0]:
+    if need_grad[0] and conv_cpu.applies(xp, window, groups, channels):
+        cols = saved.cols = None  # the workspace may hand the columns' memory out again
+        work = grad.reshape(p.num_filter, *saved.work_shape)
+        weight = w.reshape(p.num_filter, -1)
+        scratch = not (batch_last and ctx.batch_last_grad)  # copied out by from_work
+        dx = conv_cpu.data_gradient(xp, weight, work, window, batch_last, scratch)
+        dx = from_work(xp, dx, batch_last, view=ctx.batch_last_grad)
+        grads[0] = dx.astype(saved.dtype, copy=False)
+    elif need_grad[0]:
         # The data gradient's columns have the shape of im2col's: write them over the
         # saved ones (fresh pages cost as much as the product on NumPy); a second
         # backward then rebuilds them.

@@ -23,6 +23,8 @@ import numpy
 
 from rebind.backends.cupy_kernels import fusable
 
+from . import parallel, workspace
+
 __all__ = [
     "Window",
     "conv_out_size",
@@ -125,21 +127,32 @@ class Window:
         return (slice(None),) * first_axis + spatial
 
 
-def _transpose2d(xp, a):
+def _new(shape, dtype, scratch):
+    """A new NumPy array; with ``scratch`` one kept from the last step (``workspace``)."""
+    return workspace.take(shape, dtype) if scratch else numpy.empty(shape, dtype)
+
+
+def _transpose2d(xp, a, scratch=False):
     """A C-contiguous copy of ``a.T`` for a 2-D array."""
     rows, cols = a.shape
     if xp is not numpy or rows <= cols or rows * cols < 1 << 16:
         return xp.ascontiguousarray(a.T)
-    out = numpy.empty((cols, rows), a.dtype)
-    for start in range(0, rows, _TRANSPOSE_BAND):
-        out[:, start : start + _TRANSPOSE_BAND] = a[start : start + _TRANSPOSE_BAND].T
+    out = _new((cols, rows), a.dtype, scratch)
+
+    def bands(first, last):  # bands first..last-1 of the rows
+        for start in range(
+            first * _TRANSPOSE_BAND, min(last * _TRANSPOSE_BAND, rows), _TRANSPOSE_BAND
+        ):
+            out[:, start : start + _TRANSPOSE_BAND] = a[start : start + _TRANSPOSE_BAND].T
+
+    parallel.split(bands, -(-rows // _TRANSPOSE_BAND), 2 * a.size)
     return out
 
 
-def to_batch_last(xp, x):
+def to_batch_last(xp, x, scratch=False):
     """(N, C, *spatial) -> contiguous (C, *spatial, N)."""
     batch = x.shape[0]
-    return _transpose2d(xp, x.reshape(batch, -1)).reshape(*x.shape[1:], batch)
+    return _transpose2d(xp, x.reshape(batch, -1), scratch).reshape(*x.shape[1:], batch)
 
 
 def from_batch_last(xp, y):
@@ -159,18 +172,19 @@ def batch_last_for(window):
     return window.out[-1] < _LONG_ROW
 
 
-def to_work(xp, x, batch_last):
+def to_work(xp, x, batch_last, scratch=False):
     """(N, C, *spatial) -> contiguous (C, *spatial, N) or (C, N, *spatial).
 
     An ``x`` that is already a view of such an array (``from_work(...,
-    view=True)``) gives that array back, without a copy.
+    view=True)``) gives that array back, without a copy. ``scratch``: the copy
+    lives for one step only (a gradient), its memory is reused (``workspace``).
     """
     if not batch_last:
-        return xp.ascontiguousarray(x.swapaxes(0, 1))
+        return _swap_first_axes(xp, x, scratch)
     moved = x.transpose(*range(1, x.ndim), 0)
     if moved.flags.c_contiguous:
         return moved
-    return to_batch_last(xp, x)
+    return to_batch_last(xp, x, scratch)
 
 
 def from_work(xp, y, batch_last, view=False):
@@ -182,7 +196,21 @@ def from_work(xp, y, batch_last, view=False):
     """
     if batch_last and view:
         return y.transpose(y.ndim - 1, *range(y.ndim - 1))
-    return from_batch_last(xp, y) if batch_last else xp.ascontiguousarray(y.swapaxes(0, 1))
+    return from_batch_last(xp, y) if batch_last else _swap_first_axes(xp, y)
+
+
+def _swap_first_axes(xp, x, scratch=False):
+    """A contiguous copy of ``x`` with its first two axes exchanged."""
+    swapped = x.swapaxes(0, 1)
+    if xp is not numpy or swapped.flags.c_contiguous:
+        return xp.ascontiguousarray(swapped)
+    out = _new(swapped.shape, x.dtype, scratch)
+
+    def part(start, stop):
+        out[start:stop] = swapped[start:stop]
+
+    parallel.split(part, out.shape[0], 2 * x.size)
+    return out
 
 
 def empty_in_layout(xp, like, shape, dtype=None, fill=None):
@@ -217,8 +245,28 @@ def pad_spatial(xp, a, window, first_axis, fill=0):
         return a
     shape = list(a.shape)
     shape[first_axis : first_axis + len(window.kernel)] = window.padded
-    padded = empty_in_layout(xp, a, shape, fill=fill)
-    padded[_interior(window, first_axis)] = a
+    if xp is not numpy:
+        padded = empty_in_layout(xp, a, shape, fill=fill)
+        padded[_interior(window, first_axis)] = a
+        return padded
+    padded = (
+        workspace.take(shape, a.dtype) if a.flags.c_contiguous else empty_in_layout(xp, a, shape)
+    )
+    interior = _interior(window, first_axis)
+    # the parts along the longest axis before the spatial ones (channels or the batch)
+    along = max(range(first_axis), key=lambda axis: a.shape[axis])
+
+    def fill_part(start, stop):
+        select = (slice(None),) * along + (slice(start, stop),)
+        part = padded[select]
+        # the border slabs and the interior: every element written once (corners twice)
+        for axis, (p, n) in enumerate(zip(window.pad, window.size, strict=True)):
+            before = (slice(None),) * (first_axis + axis)
+            part[(*before, slice(0, p))] = fill
+            part[(*before, slice(p + n, None))] = fill
+        part[interior] = a[select]
+
+    parallel.split(fill_part, a.shape[along], padded.size)
     return padded
 
 
@@ -276,13 +324,22 @@ def im2col(xp, xt, window, batch_last, use_view=True):
         return xt.reshape(rows, columns)
     first = 1 if batch_last else 2
     padded = pad_spatial(xp, xt, window, first)
-    cols = xp.empty(_column_shape(window, channels, batch, batch_last), dtype=xt.dtype)
+    shape = _column_shape(window, channels, batch, batch_last)
+    cols = workspace.take(shape, xt.dtype) if xp is numpy else xp.empty(shape, dtype=xt.dtype)
     view = _window_view(xp, padded, window, batch_last) if use_view else None
-    if view is not None:
-        cols[...] = view
-    else:  # without stride tricks: one strided copy per kernel offset
+
+    def copy(start, stop):
+        if view is not None:
+            cols[start:stop] = view[start:stop]
+            return
+        # without stride tricks: one strided copy per kernel offset
         for position in window.positions():
-            cols[(slice(None), *position)] = padded[window.taps(position, first)]
+            cols[(slice(start, stop), *position)] = padded[window.taps(position, first)][start:stop]
+
+    if xp is numpy:  # channels on every thread (the same copies)
+        parallel.split(copy, channels, cols.size)
+    else:
+        copy(0, channels)
     return cols.reshape(rows, columns)
 
 
@@ -312,11 +369,25 @@ def col2im(xp, cols, window, channels, batch, batch_last, kernel_major=False):
 
             padded = cupy_window_kernels.col2im(xp, cols, window, channels, batch, batch_last)
             return crop_spatial(padded, window, first)
-    padded = xp.zeros(_padded_shape(window, channels, batch, batch_last), dtype=cols.dtype)
-    for position in window.positions():
-        target = padded[window.taps(position, first)]
-        # in place on the view, no write-back copy
-        target += cols[position] if kernel_major else cols[(slice(None), *position)]
+    shape = _padded_shape(window, channels, batch, batch_last)
+    if xp is numpy:  # zeroed by the parts below, on their threads
+        padded = workspace.take(shape, cols.dtype)
+    else:
+        padded = xp.zeros(shape, dtype=cols.dtype)
+
+    def add(start, stop):
+        part = slice(start, stop)
+        if xp is numpy:
+            padded[part] = 0
+        for position in window.positions():
+            target = padded[window.taps(position, first)][part]
+            # in place on the view, no write-back copy
+            target += cols[position][part] if kernel_major else cols[(part, *position)]
+
+    if xp is numpy:  # channels on every thread (the same sums, in the same order)
+        parallel.split(add, channels, cols.size)
+    else:
+        add(0, channels)
     return crop_spatial(padded, window, first)
 
 

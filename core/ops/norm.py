@@ -10,6 +10,7 @@ import numpy as np
 from rebind.backends import cupy_nn_kernels
 from rebind.backends.cupy_kernels import fusable
 
+from . import norm_cpu
 from .base import OpDef, merge_shape, mismatch
 from .params import non_negative, param
 
@@ -134,6 +135,17 @@ def _bn_forward(ctx, p, inputs, aux):
     axes = tuple(i for i in range(data.ndim) if i != axis)
     x = _wide(data)
     batch_stats = ctx.is_train and not p.use_global_stats
+    scale = xp.ones_like(gamma) if p.fix_gamma else gamma  # fix_gamma: gamma counts as 1
+    if norm_cpu.applies(xp, data, *(() if batch_stats else aux)):
+        stats = None if batch_stats else (aux[0], aux[1])
+        out, xhat, mean, var, invstd = norm_cpu.batchnorm_forward(
+            data, axis, scale, beta, p.eps, stats
+        )
+        outputs = [out]
+        if p.output_mean_var:
+            outputs += [mean.astype(gamma.dtype, copy=False), invstd.astype(gamma.dtype)]
+        saved = (xhat, scale, invstd, axis, batch_stats, mean, var, aux, data.dtype, gamma)
+        return outputs, saved
     if batch_stats:
         mean, var, centered = _moments(xp, x, axes)
         mean, var = mean.reshape(-1), var.reshape(-1)
@@ -142,7 +154,6 @@ def _bn_forward(ctx, p, inputs, aux):
         centered = x - _broadcastable(mean.astype(x.dtype, copy=False), x.ndim, axis)
     invstd = 1 / xp.sqrt(var + p.eps)
     invstd_b = _broadcastable(invstd.astype(x.dtype, copy=False), x.ndim, axis)
-    scale = xp.ones_like(gamma) if p.fix_gamma else gamma  # fix_gamma: gamma counts as 1
     scale_b, beta_b = _broadcastable(scale, x.ndim, axis), _broadcastable(beta, x.ndim, axis)
     if fusable(centered, invstd_b, scale_b, beta_b):  # both products and the sum: one kernel
         xhat, out = cupy_nn_kernels.batchnorm_normalize(xp, centered, invstd_b, scale_b, beta_b)
@@ -165,6 +176,14 @@ def _bn_backward(ctx, p, saved, out_grads, need_grad):
     axes = tuple(i for i in range(xhat.ndim) if i != axis)
     grad = _wide(out_grads[0])
     need_gamma = need_grad[1] and not p.fix_gamma
+    if norm_cpu.applies(ctx.xp, grad, xhat):
+        factor = (scale * invstd).astype(grad.dtype)
+        need = (need_grad[0], need_gamma, need_grad[2])
+        dx, gamma_grad, beta_grad = norm_cpu.batchnorm_backward(
+            grad, xhat, axis, factor, batch_stats, need
+        )
+        grads = [None if dx is None else dx.astype(dtype, copy=False), None, None]
+        return _bn_finish(ctx, p, saved, grads, need_grad, gamma_grad, beta_grad)
     # grad * xhat feeds gamma's gradient and the input's: made once for both
     product = grad * xhat if need_gamma or (need_grad[0] and batch_stats) else None
     gamma_grad, beta_grad = _affine_grads(grad, xhat, axes, need_gamma, need_grad[2], product)
@@ -176,6 +195,12 @@ def _bn_backward(ctx, p, saved, out_grads, need_grad):
         else:  # the statistics are constants
             grads[0] = grad * factor
         grads[0] = grads[0].astype(dtype, copy=False)
+    return _bn_finish(ctx, p, saved, grads, need_grad, gamma_grad, beta_grad)
+
+
+def _bn_finish(ctx, p, saved, grads, need_grad, gamma_grad, beta_grad):
+    """The parameters' gradients from their float64 sums; the moving statistics moved."""
+    _, scale, _, _, batch_stats, mean, var, aux, _, _ = saved
     if need_grad[1]:  # fix_gamma: gamma gets a zero gradient
         grads[1] = (
             ctx.xp.zeros_like(scale) if p.fix_gamma else gamma_grad.astype(scale.dtype, copy=False)

@@ -8,12 +8,14 @@ does on ties.
 """
 
 import functools
+import math
 
 import attrs
 import numpy
 
 from rebind.backends.cupy_kernels import fusable
 
+from . import parallel, pooling_cpu
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
     SPATIAL_NAMES,
@@ -178,6 +180,12 @@ def _window_forward(ctx, p, x, window, work):
 
         padded = xp.ascontiguousarray(padded)
         return cupy_window_kernels.max_pool_forward(xp, padded, window), padded
+    if p.pool_type == "max" and pooling_cpu.applies(xp, padded, window):
+        return pooling_cpu.max_forward(padded, window)  # backward reads the phases
+    outputs = math.prod(padded.shape[:2]) * math.prod(window.out)
+    work_size = padded.size + outputs * math.prod(window.kernel)  # elements read and written
+    if p.pool_type == "max" and xp is numpy and parallel.parts(padded.shape[1], work_size) > 1:
+        return _max_forward_numpy(padded, window, work_size), padded
     taps = [padded[window.taps(position, 2)] for position in window.positions()]
     if p.pool_type == "max":
         out = xp.maximum(taps[0], taps[1]) if len(taps) > 1 else taps[0].copy(order="K")
@@ -193,6 +201,25 @@ def _window_forward(ctx, p, x, window, work):
     elif p.pool_type == "lp":
         out = _root(xp, out, p.p_value)
     return out.astype(x.dtype, copy=False), padded
+
+
+def _max_forward_numpy(padded, window, work_size):
+    """Max pooling of a padded NumPy array, its channels split over the CPUs' threads."""
+    out = empty_in_layout(numpy, padded, (*padded.shape[:2], *window.out))
+    taps = [window.taps(position, 2) for position in window.positions()]
+
+    def part(start, stop):
+        select = (slice(None), slice(start, stop))
+        source, result = padded[select], out[select]
+        if len(taps) == 1:
+            result[...] = source[taps[0]]
+            return
+        numpy.maximum(source[taps[0]], source[taps[1]], out=result)
+        for tap in taps[2:]:
+            numpy.maximum(result, source[tap], out=result)
+
+    parallel.split(part, padded.shape[1], work_size)
+    return out
 
 
 def _max_backward(xp, padded, out, grad, window, dx):
@@ -251,6 +278,8 @@ def _one_kernel(window, *arrays):
 
 def _window_backward(ctx, p, padded, out, grad, window, work):
     xp = ctx.xp
+    if isinstance(padded, pooling_cpu.Phases):  # made by pooling_cpu.max_forward
+        return pooling_cpu.max_backward(padded, out, grad, window, work)
     tiled = not window.overlapping and all(
         o * s == n and s == e
         for o, s, n, e in zip(window.out, window.stride, window.padded, window.extent, strict=True)
@@ -264,9 +293,25 @@ def _window_backward(ctx, p, padded, out, grad, window, work):
         return xp.ascontiguousarray(crop_spatial(dx, window, 2))
     # in the memory order of the input (batch last after a convolution handing that on),
     # and so the gradient received, when it comes in another (a Flatten's, in MXNet's)
-    dx = empty_in_layout(xp, padded, padded.shape, work, None if tiled else 0)
+    # channels on the CPUs' threads where that pays: the same operations
+    split = (
+        p.pool_type == "max" and xp is numpy and parallel.parts(out.shape[1], 4 * padded.size) > 1
+    )
+    dx = empty_in_layout(xp, padded, padded.shape, work, None if tiled or split else 0)
     if grad.strides != out.strides and not out.flags.c_contiguous:
         grad = _in_layout_of(xp, out, grad)
+    if split:
+
+        def part(start, stop):
+            select = (slice(None), slice(start, stop))
+            if not tiled:
+                dx[select] = 0
+            _max_backward(xp, padded[select], out[select], grad[select], window, dx[select])
+
+        parallel.split(part, out.shape[1], padded.size * 4)
+        if window.padded == window.size:
+            return dx
+        return parallel.copy(crop_spatial(dx, window, 2), 1)
     if p.pool_type == "max":
         _max_backward(xp, padded, out, grad, window, dx)
     else:

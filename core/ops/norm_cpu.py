@@ -1,0 +1,156 @@
+"""BatchNorm's passes over NumPy arrays: fewer of them, into reused buffers, channels split.
+
+The generic kernel (``norm.py``) makes a new array per operation: x - mean,
+its square, x̂, x̂ scaled, the output; backward as many again. On NumPy each
+fresh array of a large activation costs its page faults on top of the pass.
+Here forward writes x̂ and the output into two buffers, the square into the
+output's buffer before it is written; backward reads the sums of the
+gradient and of grad * x̂ once, in float64, for the parameters' gradients
+and the input gradient's means alike. Every channel's passes are independent,
+so channels are cut in parts that run on the CPUs' threads (``parallel``).
+The operations are those of the generic kernel, in float32 for float32
+data; only the input gradient's means come from the float64 sums (the
+generic kernel takes float32 means), a difference of float rounding.
+"""
+
+import numpy as np
+
+from . import parallel
+
+__all__ = ["applies", "batchnorm_forward", "batchnorm_backward"]
+
+
+def applies(xp, *arrays):
+    """Whether these kernels take the arrays: NumPy, one float32 or float64 dtype."""
+    dtype = arrays[0].dtype
+    return (
+        xp is np
+        and dtype in (np.float32, np.float64)
+        and all(isinstance(a, np.ndarray) and a.dtype == dtype for a in arrays)
+    )
+
+
+def _split_channels(work, axis, channels, elements):
+    """Run ``work(select, start, stop)`` over parts of the channels on the pool's threads."""
+    before = (slice(None),) * axis
+
+    def task(start, stop):
+        work((*before, slice(start, stop)), start, stop)
+
+    parallel.split(task, channels, elements)
+
+
+def _channel_sums(a, b=None):
+    """Per channel, the float64 sum of ``a`` (times ``b``) over a (N, C, *spatial) part.
+
+    Each (item, channel) row is a contiguous run: its sum is a BLAS dot product
+    (with ones, or with ``b``'s row), one read of the data and no product array;
+    the rows' sums are added in float64.
+    """
+    rows = a.reshape(a.shape[0], a.shape[1], 1, -1)
+    other = _ones(rows.shape[-1], a.dtype) if b is None else b.reshape(rows.shape)
+    dots = np.matmul(rows, other.reshape(*other.shape[:-2], -1, 1))
+    return dots.reshape(a.shape[0], a.shape[1]).sum(axis=0, dtype=np.float64)
+
+
+def _ones(size, dtype, kept={}):  # noqa: B006 (a cache of ones vectors, by size and dtype)
+    key = (size, np.dtype(dtype))
+    if key not in kept:
+        kept[key] = np.ones((size, 1), dtype)
+    return kept[key]
+
+
+def _rows_contiguous(x, axis):
+    """Whether every (item, channel) block of ``x`` is one contiguous run (``_channel_sums``)."""
+    return axis == 1 and x.ndim >= 3 and x.flags.c_contiguous
+
+
+def _along(vector, ndim, axis):
+    shape = [1] * ndim
+    shape[axis] = -1
+    return vector.reshape(shape)
+
+
+def batchnorm_forward(x, axis, scale, beta, eps, stats=None):
+    """``(out, xhat, mean, var, invstd)`` of BatchNorm over every axis of ``x`` but ``axis``.
+
+    ``stats`` (mean, var) are the moving statistics to use; None: the batch's.
+    """
+    ndim, channels = x.ndim, x.shape[axis]
+    axes = tuple(i for i in range(ndim) if i != axis)
+    xhat, out = np.empty_like(x), np.empty_like(x)
+    mean = np.empty(channels, x.dtype) if stats is None else stats[0]
+    var = np.empty(channels, x.dtype) if stats is None else stats[1]
+    invstd = np.empty(channels, x.dtype)
+    scale = scale.astype(x.dtype, copy=False)
+    beta = beta.astype(x.dtype, copy=False)
+
+    dots = _rows_contiguous(x, axis)
+    count = x.size // max(channels, 1)
+
+    def work(select, start, stop):
+        part, centered, result = x[select], xhat[select], out[select]
+        if stats is None:
+            mean[start:stop] = _channel_sums(part) / count if dots else part.mean(axis=axes)
+        np.subtract(part, _along(mean[start:stop].astype(x.dtype), ndim, axis), out=centered)
+        if stats is None and dots:
+            var[start:stop] = _channel_sums(centered, centered) / count
+        elif stats is None:  # the square goes where the output will be
+            np.multiply(centered, centered, out=result)
+            var[start:stop] = result.mean(axis=axes)
+        part_invstd = 1 / np.sqrt(var[start:stop] + eps)
+        invstd[start:stop] = part_invstd
+        np.multiply(centered, _along(part_invstd.astype(x.dtype), ndim, axis), out=centered)
+        np.multiply(centered, _along(scale[start:stop], ndim, axis), out=result)
+        result += _along(beta[start:stop], ndim, axis)
+
+    _split_channels(work, axis, channels, 6 * x.size)
+    return out, xhat, mean, var, invstd
+
+
+def batchnorm_backward(grad, xhat, axis, factor, batch_stats, need):
+    """``(dx, gamma_sum, beta_sum)``: the input gradient and the float64 sums over channels.
+
+    ``factor`` is scale * invstd per channel; ``need`` is (dx, sum of grad * x̂,
+    sum of grad); what is not needed is None. With ``batch_stats`` the
+    statistics depend on the input (the full derivative), else they are constants.
+    """
+    ndim, channels = grad.ndim, grad.shape[axis]
+    axes = tuple(i for i in range(ndim) if i != axis)
+    count = grad.size // max(channels, 1)
+    need_dx = need[0]
+    need_product = need[1] or (need_dx and batch_stats)
+    need_sum = need[2] or (need_dx and batch_stats)
+    dx = np.empty_like(xhat) if need_dx or need_product else None
+    product_sum = np.empty(channels, np.float64) if need_product else None
+    grad_sum = np.empty(channels, np.float64) if need_sum else None
+    factor = factor.astype(grad.dtype, copy=False)
+
+    dots = _rows_contiguous(grad, axis) and xhat.flags.c_contiguous
+
+    def work(select, start, stop):
+        g, xh = grad[select], xhat[select]
+        d = dx[select] if dx is not None else None
+        if need_product and dots:
+            product_sum[start:stop] = _channel_sums(g, xh)
+        elif need_product:  # grad * x̂, in the input gradient's buffer until it is written
+            np.multiply(g, xh, out=d)
+            product_sum[start:stop] = d.sum(axis=axes, dtype=np.float64)
+        if need_sum:
+            grad_sum[start:stop] = _channel_sums(g) if dots else g.sum(axis=axes, dtype=np.float64)
+        if not need_dx:
+            return
+        f = _along(factor[start:stop], ndim, axis)
+        if not batch_stats:
+            np.multiply(g, f, out=d)
+            return
+        mean_grad = (grad_sum[start:stop] / count).astype(grad.dtype)
+        mean_product = (product_sum[start:stop] / count).astype(grad.dtype)
+        # factor * (grad - mean(grad) - x̂ * mean(grad * x̂)), in d
+        np.multiply(xh, _along(mean_product, ndim, axis), out=d)
+        np.subtract(g, d, out=d)
+        d -= _along(mean_grad, ndim, axis)
+        d *= f
+
+    _split_channels(work, axis, channels, 6 * grad.size)
+    return (dx if need_dx else None), product_sum, grad_sum
