@@ -208,10 +208,12 @@ def _bn_finish(ctx, p, saved, grads, need_grad, gamma_grad, beta_grad):
     if need_grad[2]:
         grads[2] = beta_grad.astype(scale.dtype, copy=False)
     if batch_stats:
-        # MXNet 1.9 moves the running statistics here, in the backward pass.
-        keep = p.momentum
-        aux[0][...] = aux[0] * keep + mean.astype(aux[0].dtype) * (1 - keep)
-        aux[1][...] = aux[1] * keep + var.astype(aux[1].dtype) * (1 - keep)
+        # MXNet 1.9 moves the running statistics here, in the backward pass, with its
+        # momentum a C float: 1 - 0.9f is 0.10000002 (visible in float64 statistics)
+        keep = np.float32(p.momentum)
+        keep, rest = float(keep), float(np.float32(1) - keep)
+        aux[0][...] = aux[0] * keep + mean.astype(aux[0].dtype) * rest
+        aux[1][...] = aux[1] * keep + var.astype(aux[1].dtype) * rest
     return grads
 
 

@@ -214,8 +214,10 @@ def test_batchnorm_v1_outputs_variance_and_moves_statistics(ctx):
     np.testing.assert_allclose(var, want_var, rtol=1e-12)  # the variance, not 1/std
     xhat = (x - want_mean.reshape(1, 3, 1, 1)) / np.sqrt(want_var.reshape(1, 3, 1, 1) + 1e-3)
     np.testing.assert_allclose(out, xhat * gamma + beta, rtol=1e-12)
-    np.testing.assert_allclose(aux_after[0], 0.7 * aux[0] + 0.3 * want_mean, rtol=1e-12)
-    np.testing.assert_allclose(aux_after[1], 0.7 * aux[1] + 0.3 * want_var, rtol=1e-12)
+    # MXNet's momentum is a C float: 0.7f and 1 - 0.7f, not 0.7 and 0.3
+    keep, rest = float(np.float32(0.7)), float(np.float32(1) - np.float32(0.7))
+    np.testing.assert_allclose(aux_after[0], keep * aux[0] + rest * want_mean, rtol=1e-12)
+    np.testing.assert_allclose(aux_after[1], keep * aux[1] + rest * want_var, rtol=1e-12)
 
 
 def test_batchnorm_v1_fix_gamma_writes_one_in_forward(ctx):

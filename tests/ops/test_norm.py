@@ -91,8 +91,10 @@ def test_batchnorm_moves_statistics_in_backward_only(ctx):
     np.testing.assert_allclose(_host(ctx, outs[2]), 1 / np.sqrt(var + 1e-3), rtol=1e-12)
     heads = [_dev(ctx, np.ones(s)) for s in [(5, 3, 4), (3,), (3,)]]
     op.backward(op_ctx, params, saved, heads, [False, False, False])
-    np.testing.assert_allclose(_host(ctx, aux_dev[0]), 0.8 * aux[0] + 0.2 * mean, rtol=1e-12)
-    np.testing.assert_allclose(_host(ctx, aux_dev[1]), 0.8 * aux[1] + 0.2 * var, rtol=1e-12)
+    # MXNet's momentum is a C float: 0.8f and 1 - 0.8f (0.19999999), not 0.8 and 0.2
+    keep, rest = float(np.float32(0.8)), float(np.float32(1) - np.float32(0.8))
+    np.testing.assert_allclose(_host(ctx, aux_dev[0]), keep * aux[0] + rest * mean, rtol=1e-12)
+    np.testing.assert_allclose(_host(ctx, aux_dev[1]), keep * aux[1] + rest * var, rtol=1e-12)
 
 
 @pytest.mark.parametrize("is_train, global_stats", [(False, "False"), (True, "True")])
