@@ -13,6 +13,7 @@ What happens at the end of the data is ``last_batch_handle``'s business:
 
 import numpy as np
 
+from ..context import current_context
 from ..errors import FormatError, ShapeError
 from ..ndarray import NDArray, array, concatenate
 from .base import DataBatch, DataDesc, DataIter
@@ -22,8 +23,10 @@ __all__ = ["NDArrayIter"]
 LAST_BATCH_HANDLES = ("pad", "discard", "roll_over")
 
 
-def _as_ndarray(name, value):
+def _as_ndarray(name, value, keep_host=False):
     if isinstance(value, NDArray):
+        return value
+    if keep_host and isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         return value
     try:
         # mx.nd.array's rule: float32 on the current context, whatever the source dtype
@@ -35,12 +38,13 @@ def _as_ndarray(name, value):
         ) from exc
 
 
-def named_inputs(inputs, allow_empty, default_name):
+def named_inputs(inputs, allow_empty, default_name, keep_host=False):
     """``[(name, NDArray), ...]`` from an array, a list of arrays or a dict, sorted by name.
 
     One array is named ``default_name``; the i-th array of a list of several is
     ``_<i>_<default_name>``. The pairs are sorted by name as MXNet sorts them,
     so more than ten list inputs come out as ``_0_, _10_, _11_, _1_, ...``.
+    With ``keep_host``, NumPy arrays stay as they are (the caller copies them).
     """
     if inputs is None:
         if not allow_empty:
@@ -55,7 +59,7 @@ def named_inputs(inputs, allow_empty, default_name):
             inputs = {default_name: inputs[0]}
         else:
             inputs = {f"_{i}_{default_name}": value for i, value in enumerate(inputs)}
-    return sorted((name, _as_ndarray(name, value)) for name, value in inputs.items())
+    return sorted((name, _as_ndarray(name, value, keep_host)) for name, value in inputs.items())
 
 
 def _take_rows(source, rows):
@@ -125,8 +129,11 @@ class NDArrayIter(DataIter):
         if int(batch_size) < 1:
             raise ValueError(f"NDArrayIter: batch_size must be >= 1, got {batch_size}")
         self.batch_size = int(batch_size)
-        self.data = named_inputs(data, allow_empty=False, default_name=data_name)
-        self.label = named_inputs(label, allow_empty=True, default_name=label_name)
+        # shuffling copies every input at once (reset below): a NumPy input is read
+        # from there, not first copied into an NDArray the shuffle then drops, which
+        # would hold the data set three times at once (yours, that copy, the shuffled)
+        self.data = named_inputs(data, False, data_name, keep_host=shuffle)
+        self.label = named_inputs(label, True, label_name, keep_host=shuffle)
         self.num_data = _common_length(self.data + self.label)
         if (num_parts, part_index) != (1, 0):
             rows = _part_rows(self.num_data, num_parts, part_index)
@@ -271,7 +278,18 @@ class NDArrayIter(DataIter):
 
 def _shuffled(source, order):
     # MXNet rebuilds shuffled inputs with mx.nd.array, which makes them float32
+    if isinstance(source, np.ndarray):  # a NumPy input, not copied yet (see __init__)
+        return _host_rows(source, order)
     return _take_rows(source, order).astype(np.float32, copy=False)
+
+
+def _host_rows(source, order):
+    """The rows ``order`` of the NumPy array ``source``, as a float32 NDArray (current context)."""
+    rows = source.take(order, axis=0)
+    ctx = current_context()
+    if rows.dtype == np.float32 and ctx.backend.owns(rows):
+        return NDArray(rows, ctx)  # already a new array of its own: no second copy
+    return array(rows, ctx=ctx)
 
 
 def _part_rows(count, num_parts, part_index):

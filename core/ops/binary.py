@@ -7,6 +7,8 @@ Each arithmetic rule is one row of ``_RULES`` and gives two operators: the
 ``broadcast_`` one, whose gradients are summed back to each input's shape.
 """
 
+import typing
+
 import attrs
 import numpy as np
 
@@ -208,13 +210,30 @@ def reduce_to_shape(xp, grad, shape):
 # -- the operators ------------------------------------------------------------
 
 
+# what each rule's gradients read besides the head gradient: the operands' values, the
+# output's; the others (add, sub, the comparisons) only the operands' shapes and dtypes,
+# so their training pass keeps no array alive for backward
+_READS_OPERANDS = frozenset({"mul", "div", "power", "maximum", "minimum", "hypot", "mod"})
+_READS_OUTPUT = frozenset({"power", "hypot"})
+
+
+class OperandMeta(typing.NamedTuple):
+    """What backward knows of an operand whose values it does not read: shape and dtype."""
+
+    shape: tuple
+    dtype: object
+
+
 def _binary_op(name, rule, aliases, broadcast):
     forward, *gradients = _RULES[rule]
+    reads_operands, reads_output = rule in _READS_OPERANDS, rule in _READS_OUTPUT
 
     def run_forward(ctx, p, inputs, aux):
         a, b = inputs
         out = forward(ctx.xp, a, b).astype(a.dtype, copy=False)
-        return [out], (a, b, out)
+        if reads_operands:
+            return [out], (a, b, out if reads_output else None)
+        return [out], (OperandMeta(a.shape, a.dtype), OperandMeta(b.shape, b.dtype), None)
 
     def run_backward(ctx, p, saved, out_grads, need_grad):
         a, b, out = saved

@@ -150,7 +150,7 @@ def _act_forward(ctx, p, inputs, aux):
     if p.act_type in FUSED_ACTIVATIONS and fusable(x):  # one CuPy kernel
         inplace = ctx.inplace and x.flags.c_contiguous
         out = cupy_nn_kernels.activation_forward(xp, p.act_type, x, inplace)
-        return [out], (None, out) if inplace else (x, out)
+        return [out], (None, out) if inplace else (_input_if_read(p.act_type, x), out)
     if ctx.inplace and p.act_type in INPLACE_ACT_TYPES:
         return [_activate_in_place(xp, p.act_type, x)], (None, x)
     if p.act_type == "relu":
@@ -164,7 +164,16 @@ def _act_forward(ctx, p, inputs, aux):
     else:
         out = x / (1 + xp.abs(x))
     out = out.astype(x.dtype, copy=False)
-    return [out], (x, out)
+    return [out], (_input_if_read(p.act_type, x), out)
+
+
+def _input_if_read(act_type, x):
+    """``x`` where backward reads the input (softrelu, softsign), else None.
+
+    The others' derivatives follow from their output; keeping the input alive
+    for nothing would hold, say, a slice's whole base array until backward.
+    """
+    return None if act_type in INPLACE_ACT_TYPES else x
 
 
 # activations whose backward needs only their output, so they may overwrite their input

@@ -193,11 +193,31 @@ _TABLE.update(
 )
 
 
+# the ops whose gradient reads the input's values, the output's; the others (plus,
+# minus, mul, div, the comparisons) read only the head gradient and the number, so
+# their training pass keeps no array alive for backward
+_READS_INPUT = frozenset(
+    {
+        "_rdiv_scalar",
+        "_power_scalar",
+        "_maximum_scalar",
+        "_minimum_scalar",
+        "_hypot_scalar",
+        "_mod_scalar",
+        "_rmod_scalar",
+    }
+)
+_READS_OUTPUT = frozenset({"_rpower_scalar", "_hypot_scalar"})
+
+
 def _scalar_op(name, aliases, forward, gradient):
+    reads_input, reads_output = name in _READS_INPUT, name in _READS_OUTPUT
+
     def run_forward(ctx, p, inputs, aux):
         x, s = scalar_operands(p, inputs[0])
         out = forward(ctx.xp, x, s).astype(x.dtype, copy=False)
-        return [out], (x, out, s, inputs[0].dtype)
+        kept_x, kept_out = x if reads_input else None, out if reads_output else None
+        return [out], (kept_x, kept_out, s, inputs[0].dtype)
 
     def run_backward(ctx, p, saved, out_grads, need_grad):
         if not need_grad[0]:
