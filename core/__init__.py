@@ -1,5 +1,9 @@
 """rebind: MXNet 1.x's Module API on NumPy and CuPy. ``import rebind as mx``."""
 
+# first: the thread policy sizes BLAS as NumPy loads it (see threadpool.py)
+from . import threadpool  # noqa: F401
+
+# isort: split
 from . import (
     attribute,
     base,

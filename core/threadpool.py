@@ -1,12 +1,228 @@
-"""The CPU thread policy: how many threads rebind's compute uses."""
+"""The CPU thread policy: how many threads rebind's CPU compute uses, and BLAS held to it.
 
+``compute_threads()`` is the number of threads CPU compute may use now (>= 1);
+kernels and engines with their own thread pools size them from it, and BLAS
+(and OpenMP, where loaded) is held to it through ``threadpoolctl``.
+
+The count, in order:
+
+1. ``REBIND_NUM_THREADS``, else ``OMP_NUM_THREADS`` (as MXNet users set it): that
+   many threads, always.
+2. Otherwise the automatic policy: the cores this process may use (affinity mask
+   and cgroup CPU quota, see ``cpus.py``; at most ``MXNET_OMP_MAX_THREADS`` where
+   set), less the CPUs other processes keep busy (``cpus.LoadSampler``: their
+   CPU time since the last sample, or the tasks waiting now if more), at least
+   1. The load is sampled at most every ``SAMPLE_INTERVAL`` seconds, when
+   compute runs (``refresh()``, called by ``Executor.forward``, and
+   ``compute_threads()``). Fewer threads apply at once, more only once two
+   samples in a row allow them: OpenBLAS's threads wait for each other by
+   spinning, so a thread whose CPU another process holds stalls every product
+   (training ran 5-8x slower with two threads on a busy 2-core machine), while
+   one thread too few costs at most its share.
+
+A library whose own variable the user set keeps that number
+(``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ``BLIS_NUM_THREADS``; OpenMP
+with ``OMP_NUM_THREADS``), and so does one whose count someone else changed
+since rebind set it (``with threadpoolctl.threadpool_limits(...)``). Without
+threadpoolctl (``pip install rebind[threads]``) rebind can size BLAS only as it
+loads: if NumPy is not imported before rebind, OpenBLAS/MKL start with the
+count of that moment and keep it; ``compute_threads()`` still follows the load.
+
+Small products need no rule here: OpenBLAS runs a GEMM of up to 262,144
+multiply-adds on one thread (its ``GEMM_MULTITHREAD_THRESHOLD``), and measured
+on 2 idle cores two threads there take the time of one. MXNet's
+``MXNET_CPU_WORKER_NTHREADS`` (operators run side by side) has no counterpart:
+rebind runs one operator at a time, and the executors of several cpu contexts
+take turns in the calling thread.
+"""
+
+import math
 import os
+import sys
+import threading
+import time
+import warnings
 
-__all__ = ["compute_threads"]
+from .cpus import LoadSampler, usable_cpus
+
+__all__ = ["compute_threads", "refresh"]
+
+# The user's word for rebind's count, first found wins (OMP_NUM_THREADS as MXNet reads it)
+COUNT_VARIABLES = ("REBIND_NUM_THREADS", "OMP_NUM_THREADS")
+# MXNet's cap on its OpenMP threads; here a cap on the automatic count
+CAP_VARIABLE = "MXNET_OMP_MAX_THREADS"
+# a library's own variables: where one is set, that library keeps the user's number
+LIBRARY_VARIABLES = {
+    "openblas": ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS"),
+    "mkl": ("MKL_NUM_THREADS",),
+    "blis": ("BLIS_NUM_THREADS",),
+    "openmp": ("OMP_NUM_THREADS",),
+}
+SAMPLE_INTERVAL = 0.5  # seconds between load samples
+# Other processes' use of a CPU up to this fraction leaves it free (daemons, short bursts);
+# beyond, it counts as taken: a partly busy CPU stalls spinning BLAS threads too.
+BUSY_SLACK = 0.3
+
+
+def _count(name, environ):
+    """The positive count in ``environ[name]`` ("4,2" for nested OpenMP reads 4), or None."""
+    value = environ.get(name)
+    if value is None or not value.strip():
+        return None
+    try:
+        count = int(value.split(",")[0])
+    except ValueError:
+        count = 0
+    if count < 1:
+        # lenient as the OpenMP runtime: an unusable value is ignored, not fatal
+        warnings.warn(
+            f"{name}={value!r} is not a positive whole number of threads; rebind ignores it "
+            f"(set {name} to e.g. 1 or 2, or unset it for the automatic count)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
+    return count
+
+
+def requested_threads(environ=None):
+    """The user's count from ``REBIND_NUM_THREADS`` or ``OMP_NUM_THREADS``, or None."""
+    environ = os.environ if environ is None else environ
+    for name in COUNT_VARIABLES:
+        count = _count(name, environ)
+        if count is not None:
+            return count
+    return None
+
+
+class ThreadPolicy:
+    """The count: the user's, or the usable cores less those other processes keep busy."""
+
+    def __init__(self, environ=None, sampler=None, cpus=None):
+        environ = os.environ if environ is None else environ
+        self.cores = usable_cpus() if cpus is None else cpus
+        cap = _count(CAP_VARIABLE, environ)
+        self.limit = min(self.cores, cap) if cap else self.cores
+        self.fixed = requested_threads(environ)
+        self._sampler = None
+        if self.fixed is None:
+            self._sampler = LoadSampler() if sampler is None else sampler
+        self.threads = self.fixed or self._initial()
+        self._allowed = self.threads  # the previous sample's count (see update)
+        # a first update comes in any case: it also finds libraries loaded after rebind
+        self.next_sample = time.monotonic() + SAMPLE_INTERVAL
+
+    def _initial(self):
+        """The count at import, from the tasks running right now (no interval to average yet)."""
+        running = LoadSampler.running_others()
+        return self.limit if running is None else self.allowed_by(float(running))
+
+    def allowed_by(self, others):
+        """The count when other processes use ``others`` CPUs' worth of time."""
+        busy = math.ceil(others - BUSY_SLACK) if others > BUSY_SLACK else 0
+        return max(1, min(self.limit, self.cores - busy))
+
+    def update(self, now):
+        """Sample the load (the caller checked ``next_sample``); returns the count."""
+        if self._sampler is None:
+            self.next_sample = math.inf  # the user's count: nothing to sample, ever
+            return self.threads
+        self.next_sample = now + SAMPLE_INTERVAL
+        others = self._sampler.sample()
+        allowed = self.limit if others is None else self.allowed_by(others)
+        # fewer threads at once, more once two samples in a row allow them
+        self.threads, self._allowed = min(allowed, self._allowed), allowed
+        return self.threads
+
+
+class BlasPools:
+    """The BLAS and OpenMP pools threadpoolctl finds, set to the policy's count."""
+
+    def __init__(self, environ=None):
+        environ = os.environ if environ is None else environ
+        self._users = {api for api, names in LIBRARY_VARIABLES.items() if _any_set(names, environ)}
+        self._set = {}  # library file -> the count rebind set last
+        self.applied = None
+        self.rescan_due = True  # libraries may load after the first limit
+        try:
+            import threadpoolctl  # noqa: F401
+        except ImportError:
+            self.controllable = False  # resized only as NumPy loads (size_at_load)
+        else:
+            self.controllable = True
+
+    def limit(self, threads):
+        """Set every pool rebind may set to ``threads`` (found anew: libraries load late)."""
+        from threadpoolctl import ThreadpoolController
+
+        for library in ThreadpoolController().lib_controllers:
+            if library.internal_api in self._users or library.user_api in self._users:
+                continue  # the user's variable for this library wins
+            last = self._set.get(library.filepath)
+            if last is not None and library.get_num_threads() != last:
+                continue  # someone else (threadpool_limits) set it since: theirs wins
+            if library.get_num_threads() != threads:
+                library.set_num_threads(threads)
+            self._set[library.filepath] = threads
+        self.applied = threads
+        self.rescan_due = False
+
+    def size_at_load(self, threads):
+        """Load NumPy's BLAS with ``threads`` through its variables (no threadpoolctl)."""
+        if "numpy" in sys.modules:
+            return  # loaded already: its count is fixed
+        names = [n for n in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if n not in os.environ]
+        os.environ.update(dict.fromkeys(names, str(threads)))
+        try:
+            import numpy  # noqa: F401  (the BLAS reads the variables as it loads)
+        finally:
+            for name in names:  # not inherited by child processes as if the user set them
+                os.environ.pop(name, None)
+        self.applied = threads
+
+
+def _any_set(names, environ):
+    return any(environ.get(name, "").strip() for name in names)
+
+
+# One policy per process: the pools it sizes are process-wide.
+POLICY = ThreadPolicy()
+POOLS = BlasPools()
+_UPDATING = threading.Lock()
 
 
 def compute_threads():
     """The number of threads CPU kernels may use now (at least 1)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
+    if time.monotonic() >= POLICY.next_sample:
+        _update()
+    return POLICY.threads
+
+
+def refresh():
+    """Re-sample the load when due and resize the pools if the count changed (microseconds)."""
+    if time.monotonic() >= POLICY.next_sample:
+        _update()
+
+
+def _update():
+    if not _UPDATING.acquire(blocking=False):
+        return  # another thread is sampling: the current count stands meanwhile
+    try:
+        threads = POLICY.update(time.monotonic())
+        if POOLS.controllable and (threads != POOLS.applied or POOLS.rescan_due):
+            POOLS.limit(threads)
+    finally:
+        _UPDATING.release()
+
+
+def _size_pools_at_import():
+    if POOLS.controllable:
+        import numpy  # noqa: F401  (load the BLAS, then set it)
+
+        POOLS.limit(POLICY.threads)
+        POOLS.rescan_due = True  # again at the first update, for libraries loaded later
+    else:
+        POOLS.size_at_load(POLICY.threads)
+
+
+_size_pools_at_import()

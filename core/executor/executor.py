@@ -6,6 +6,7 @@ from ..ndarray.ndarray import NDArray
 from ..ops import weight_terms
 from ..profiler import PROFILER
 from ..thread_flags import ThreadFlag
+from ..threadpool import refresh as refresh_threads
 from . import common_expr
 from .codegen import add_gradient, incoming_gradients, no_gradient
 from .memory import memory_report
@@ -79,6 +80,7 @@ class Executor:
     # -- forward ------------------------------------------------------------------------
     def forward(self, is_train=False, **kwargs):
         """Run the graph; ``kwargs`` (name -> array) are copied into the arguments first."""
+        refresh_threads()  # the thread policy's per-call check (see threadpool.refresh)
         for name, value in kwargs.items():
             self._copy_input(name, value)
         # what the previous forward kept is dropped now, not after this one has

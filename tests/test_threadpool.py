@@ -1,0 +1,217 @@
+"""rebind.threadpool: the thread count (override, load rule) and BLAS held to it.
+
+The rule under test, by definition: the user's ``REBIND_NUM_THREADS``, else
+``OMP_NUM_THREADS``; otherwise the usable cores (capped by
+``MXNET_OMP_MAX_THREADS``) less the CPUs other processes keep busy (a CPU used
+by others for more than ``BUSY_SLACK`` of its time counts as busy), at least 1;
+fewer threads at once, more after two samples in a row. Checks of what
+OpenBLAS does run in fresh interpreters, so each sees rebind's import-time
+sizing with its own environment.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import rebind as mx
+from rebind import threadpool
+from rebind.threadpool import ThreadPolicy, requested_threads
+
+threadpoolctl = pytest.importorskip("threadpoolctl")  # the 'test' extra installs it
+
+
+class FakeSampler:
+    """Hands out the given loads (CPUs used by others), one per sample."""
+
+    def __init__(self, loads):
+        self.loads = list(loads)
+
+    def sample(self):
+        return self.loads.pop(0)
+
+
+@pytest.fixture
+def quiet_machine(monkeypatch):
+    """Nothing else runs as the policy starts (its first count is then the cores)."""
+    monkeypatch.setattr(threadpool.LoadSampler, "running_others", staticmethod(lambda: 0))
+
+
+# -- the override order ---------------------------------------------------------------
+
+
+def test_rebind_num_threads_wins_over_omp_num_threads():
+    assert requested_threads({"REBIND_NUM_THREADS": "3", "OMP_NUM_THREADS": "1"}) == 3
+    assert requested_threads({"OMP_NUM_THREADS": "2"}) == 2
+    assert requested_threads({"OMP_NUM_THREADS": "4,2"}) == 4  # nested OpenMP: the outer level
+    assert requested_threads({}) is None
+
+
+def test_an_unusable_count_is_ignored_with_a_warning():
+    with pytest.warns(RuntimeWarning, match="REBIND_NUM_THREADS='two'"):
+        assert requested_threads({"REBIND_NUM_THREADS": "two", "OMP_NUM_THREADS": "2"}) == 2
+    with pytest.warns(RuntimeWarning, match="OMP_NUM_THREADS='0'"):
+        assert requested_threads({"OMP_NUM_THREADS": "0"}) is None
+
+
+def test_the_users_count_is_fixed_and_never_samples():
+    sampler = FakeSampler([])  # sampling would fail: no loads to hand out
+    policy = ThreadPolicy({"REBIND_NUM_THREADS": "3"}, sampler=sampler, cpus=2)
+    assert policy.threads == 3  # the user's word, even above the cores
+    assert policy.update(time.monotonic()) == 3
+    assert policy.next_sample == float("inf")
+
+
+def test_mxnet_omp_max_threads_caps_the_automatic_count(quiet_machine):
+    policy = ThreadPolicy({"MXNET_OMP_MAX_THREADS": "2"}, sampler=FakeSampler([0.0]), cpus=8)
+    assert policy.threads == 2
+    assert policy.update(time.monotonic()) == 2
+
+
+# -- the load rule ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "others, threads",
+    [(0.0, 4), (0.3, 4), (0.31, 3), (1.0, 3), (1.3, 3), (1.4, 2), (3.0, 1), (9.0, 1)],
+)
+def test_other_processes_busy_cpus_are_left_to_them(quiet_machine, others, threads):
+    policy = ThreadPolicy({}, sampler=FakeSampler([]), cpus=4)
+    assert policy.allowed_by(others) == threads
+
+
+def test_fewer_threads_at_once_more_after_two_samples(quiet_machine):
+    policy = ThreadPolicy({}, sampler=FakeSampler([2.0, 0.0, 0.0, 1.0, None]), cpus=4)
+    assert policy.threads == 4
+    counts = [policy.update(time.monotonic()) for _ in range(5)]
+    # 2 busy -> 2 at once; idle once -> still 2; idle twice -> 4; 1 busy -> 3;
+    # unknown load (no /proc) -> the cores, after the 3 of the sample before
+    assert counts == [2, 2, 4, 3, 3]
+
+
+def test_the_count_at_import_follows_the_tasks_running_then(monkeypatch):
+    monkeypatch.setattr(threadpool.LoadSampler, "running_others", staticmethod(lambda: 3))
+    assert ThreadPolicy({}, sampler=FakeSampler([]), cpus=4).threads == 1
+    monkeypatch.setattr(threadpool.LoadSampler, "running_others", staticmethod(lambda: None))
+    assert ThreadPolicy({}, sampler=FakeSampler([]), cpus=4).threads == 4
+
+
+def test_compute_threads_samples_at_most_every_interval(monkeypatch):
+    sampler = FakeSampler([0.0] * 3)
+    policy = ThreadPolicy({}, sampler=sampler, cpus=2)
+    monkeypatch.setattr(threadpool, "POLICY", policy)
+    monkeypatch.setattr(threadpool.POOLS, "controllable", False)  # this process's BLAS stays
+    policy.next_sample = 0.0
+    for _ in range(1000):
+        assert threadpool.compute_threads() >= 1
+    assert len(sampler.loads) == 2  # one sample for the thousand calls
+
+
+def test_refresh_costs_microseconds_between_samples():
+    threadpool.refresh()
+    start = time.process_time()
+    for _ in range(100_000):
+        threadpool.refresh()
+    # a read of /proc per call would take about 100 microseconds, 10 s here
+    assert time.process_time() - start < 1.0
+
+
+# -- BLAS held to the count -------------------------------------------------------------
+
+PROBE = """
+import json, os, sys
+{prelude}
+import rebind as mx
+from rebind import threadpool
+del sys.modules["threadpoolctl"]  # a refused import leaves None behind
+from threadpoolctl import threadpool_info
+mx.nd.dot(mx.nd.ones((64, 64)), mx.nd.ones((64, 64))).asnumpy()
+blas = [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
+print(json.dumps({{"blas": blas, "count": threadpool.compute_threads(),
+    "controllable": threadpool.POOLS.controllable,
+    "leaked": [n for n in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if n in os.environ]}}))
+"""
+BLOCK_THREADPOOLCTL = 'sys.modules["threadpoolctl"] = None  # as if not installed'
+
+
+def _probe(environ, prelude="import threadpoolctl"):
+    names = ("REBIND_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    env.update(environ)
+    code = PROBE.format(prelude=prelude)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _openblas_loaded():
+    return any(d["internal_api"] == "openblas" for d in threadpoolctl.threadpool_info())
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_threadpoolctl_sets_blas_to_the_count(count):
+    result = _probe({"REBIND_NUM_THREADS": str(count)})
+    assert result["controllable"] and result["count"] == count
+    assert result["blas"] and set(result["blas"]) == {count}
+
+
+def test_the_users_blas_variable_wins_for_that_library():
+    if not _openblas_loaded():
+        pytest.skip("NumPy's BLAS here is not OpenBLAS")
+    result = _probe({"REBIND_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "1"})
+    assert result["count"] == 2 and result["blas"] == [1]
+
+
+def test_without_threadpoolctl_blas_is_sized_as_numpy_loads():
+    if not _openblas_loaded():
+        pytest.skip("NumPy's BLAS here is not OpenBLAS (MKL reads the same way, not checked)")
+    result = _probe({"REBIND_NUM_THREADS": "1"}, prelude=BLOCK_THREADPOOLCTL)
+    assert not result["controllable"]
+    assert result["count"] == 1 and result["blas"] == [1]
+    assert result["leaked"] == []  # the variables were set only while NumPy loaded
+
+
+def test_a_count_someone_else_set_is_left_alone():
+    pools = threadpool.BlasPools(environ={})
+    original = threadpoolctl.threadpool_info()
+    try:
+        pools.limit(2)
+        with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+            pools.limit(2)  # the policy's count changed meanwhile: the user's block wins
+            assert {d["num_threads"] for d in threadpoolctl.threadpool_info()} == {1}
+        pools.limit(1)  # the block restored rebind's count: rebind's again
+        assert {d["num_threads"] for d in threadpoolctl.threadpool_info()} == {1}
+    finally:
+        for info in original:
+            threadpoolctl.threadpool_limits(limits={info["prefix"]: info["num_threads"]})
+
+
+def test_two_cpu_contexts_run_in_the_calling_thread_at_the_policys_count():
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=64, name="fc1")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(net, num_hidden=4, name="fc2"), name="softmax")
+    rng = np.random.RandomState(0)
+    batches = mx.io.NDArrayIter(rng.rand(64, 32), rng.randint(0, 4, 64), batch_size=16)
+    seen = []
+
+    def during_batch(param):
+        count = threadpool.compute_threads()  # first: a due sample may resize the pools
+        infos = threadpoolctl.threadpool_info()
+        blas = {d["num_threads"] for d in infos if d["user_api"] == "blas"}
+        seen.append((threading.active_count(), blas, count))
+
+    threadpool.POOLS.limit(threadpool.compute_threads())  # BLAS libraries other tests loaded
+    threads_before = threading.active_count()
+    module = mx.mod.Module(net, context=[mx.cpu(0), mx.cpu(1)])
+    module.fit(batches, num_epoch=1, batch_end_callback=during_batch)
+    assert len(seen) == 4
+    for active, blas, count in seen:
+        assert active == threads_before  # the contexts take turns in this thread
+        assert blas == {count}  # and BLAS stays at the policy's count: no oversubscription
