@@ -172,10 +172,24 @@ def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_o
 
 
 def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
-    """Push each gradient (summed over devices) and pull the updated weight back."""
-    for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays, strict=True)):
-        if grads[0] is None:
-            continue
+    """Push each gradient (summed over devices) and pull the updated weight back.
+
+    rebind's own stores take every key in one ``pushpull`` (one optimizer call
+    for all parameters, as on one device); another ``KVStoreBase`` gets one
+    call per key, as MXNet makes them.
+    """
+    entries = [
+        (index, grads, weights)
+        for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays, strict=True))
+        if grads[0] is not None
+    ]
+    if isinstance(kvstore, kvs.KVStore):
+        if entries:
+            names = [param_names[index] for index, _, _ in entries]
+            grads = [grads for _, grads, _ in entries]
+            kvstore.pushpull(names, grads, out=[weights for _, _, weights in entries])
+        return
+    for index, grads, weights in entries:
         kvstore.pushpull(param_names[index], grads, out=weights, priority=-index)
 
 

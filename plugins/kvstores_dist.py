@@ -118,10 +118,11 @@ class DistSyncKVStore(KVStore):
         for name, _ in pairs:
             self._copy_from_root(self._store[name], f"init of key {name!r} (broadcast)")
 
-    def _apply(self, name, merged):
+    def _apply_all(self, merged):
         if self.num_workers > 1 or self._SUM_ALONE:
-            self._sum_over_workers(merged, f"push of key {name!r} (allreduce)")
-        super()._apply(name, merged)
+            for name, value in merged:
+                self._sum_over_workers(value, f"push of key {name!r} (allreduce)")
+        super()._apply_all(merged)
 
     def barrier(self):
         """Return once every worker has reached ``barrier`` (or raise after the timeout)."""

@@ -33,6 +33,7 @@ from .. import registry
 from ..errors import DTypeMismatchError, PluginError, RebindError, ShapeError
 from ..fileutil import write_atomic
 from ..optimizer import Optimizer, get_updater
+from ..optimizer.updater import Updater
 from .base import FAMILY, KVStoreBase, register
 from .keys import key_kind, key_value_pairs
 
@@ -125,8 +126,7 @@ class KVStore(KVStoreBase):
         groups = self._groups(self._pairs(key, value, "push"), "push")
         for name, arrays in groups:
             self._check_push(name, arrays)
-        for name, arrays in groups:
-            self._apply(name, self._merge(arrays))
+        self._apply_all([(name, self._merge(arrays)) for name, arrays in groups])
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored value of each key into every array of ``out``, on its context."""
@@ -270,15 +270,39 @@ class KVStore(KVStoreBase):
                 merged._data += array.as_in_context(ctx)._data
         return merged
 
-    def _apply(self, name, merged):
+    def _apply_all(self, merged):
+        """Store each ``(name, sum)``, or update the stored values with one updater call.
+
+        One call for every key of a push (the optimizer's ``update_many``):
+        the same arithmetic as one call per key, without its per-call cost.
+        """
         if self._updater is None:
-            self._store[name] = merged
+            for name, value in merged:
+                self._store[name] = value
             return
-        stored = self._store[name]
-        if stored.context != merged.context:
-            # the update runs where the sum is, as MXNet moves the weight there
-            stored = self._store[name] = stored.copyto(merged.context)
-        self._updater(name.encode() if isinstance(name, str) else name, merged, stored)
+        if not isinstance(self._updater, Updater):  # a function of the user's: one key a call
+            for name, value in merged:
+                self._apply_one(name, value)
+            return
+        keys, sums, stored = [], [], []
+        for name, value in merged:
+            keys.append(name.encode() if isinstance(name, str) else name)
+            sums.append(value)
+            stored.append(self._stored_at(name, value.context))
+        if keys:
+            self._updater(keys, sums, stored)
+
+    def _stored_at(self, name, ctx):
+        """The stored value of ``name``, moved to ``ctx`` first (the update runs where the sum is,
+        as MXNet moves the weight there)."""
+        target = self._store[name]
+        if target.context != ctx:
+            target = self._store[name] = target.copyto(ctx)
+        return target
+
+    def _apply_one(self, name, value):
+        key = name.encode() if isinstance(name, str) else name
+        self._updater(key, value, self._stored_at(name, value.context))
 
 
 def create(name="local"):
