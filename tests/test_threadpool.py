@@ -215,3 +215,17 @@ def test_two_cpu_contexts_run_in_the_calling_thread_at_the_policys_count():
     for active, blas, count in seen:
         assert active == threads_before  # the contexts take turns in this thread
         assert blas == {count}  # and BLAS stays at the policy's count: no oversubscription
+
+
+def test_engine_threads_are_the_users_count_else_the_usable_cores_whatever_the_load(monkeypatch):
+    busy = ThreadPolicy({}, sampler=FakeSampler([3.0, 3.0]), cpus=4)
+    busy.update(0.0)
+    assert busy.threads == 1  # BLAS, whose threads spin, gets one thread
+    monkeypatch.setattr(threadpool, "POLICY", busy)
+    assert threadpool.engine_threads() == 4  # a pool of sleeping threads keeps the cores
+    capped = ThreadPolicy({"MXNET_OMP_MAX_THREADS": "2"}, sampler=FakeSampler([]), cpus=8)
+    monkeypatch.setattr(threadpool, "POLICY", capped)
+    assert threadpool.engine_threads() == 2
+    fixed = ThreadPolicy({"OMP_NUM_THREADS": "3"}, sampler=FakeSampler([]), cpus=8)
+    monkeypatch.setattr(threadpool, "POLICY", fixed)
+    assert threadpool.engine_threads() == 3

@@ -125,13 +125,13 @@ def test_a_bad_setting_names_the_choices(monkeypatch, images):
         mod.bind([("data", images.shape)], for_training=False)
 
 
-def test_one_session_per_thread_count_the_policy_asks_for(monkeypatch, images):
+def test_one_session_per_thread_count(monkeypatch, images):
     from rebind.executor import ort_engine
 
     mod = _module(_convnet(), images.shape, monkeypatch, "auto")
-    monkeypatch.setattr(ort_engine, "compute_threads", lambda: 2)
+    monkeypatch.setattr(ort_engine, "engine_threads", lambda: 2)
     two = _predict(mod, images)
-    monkeypatch.setattr(ort_engine, "compute_threads", lambda: 1)
+    monkeypatch.setattr(ort_engine, "engine_threads", lambda: 1)
     one = _predict(mod, images)
     assert sorted(_engine(mod)._sessions) == [1, 2]
     np.testing.assert_allclose(one, two, rtol=1e-6)
