@@ -29,7 +29,7 @@ import logging
 import os
 import warnings
 
-from ..threadpool import engine_threads
+from ..threadpool import compute_threads, engine_threads
 
 __all__ = ["ENGINE_VARIABLE", "InferenceEngine", "engine_setting"]
 
@@ -107,18 +107,19 @@ class InferenceEngine:
             self._stamp = stamp
             if not self._export():
                 return None
-        # one session per thread count: ONNX Runtime fixes a session's threads when it is
-        # made; they sleep instead of spinning while they wait (see _session)
+        # ONNX Runtime fixes a session's threads and their waiting when it is made: one
+        # session spins (fastest on a free machine), one sleeps (on a busy one, see _session)
         threads = engine_threads()
-        session = self._sessions.get(threads)
+        key = (threads, compute_threads() >= threads)
+        session = self._sessions.get(key)
         if session is None:
             if self._model is None and not self._export():
                 return None
-            session = self._session(threads)
+            session = self._session(*key)
             self._model = None  # the session holds the weights now: no third copy kept
             if session is None:
                 return None
-            self._sessions[threads] = session
+            self._sessions[key] = session
         feeds = {name: array._data for name, array in self._feeds}
         return session.run(None, feeds)
 
@@ -149,15 +150,18 @@ class InferenceEngine:
         self._feeds = [(name, arrays[name]) for name in plan.inputs]
         return True
 
-    def _session(self, threads):
-        """A session of ``threads`` intra-op threads over the model, or None (and a note)."""
+    def _session(self, threads, spin):
+        """A session of ``threads`` intra-op threads over the model, or None (and a note).
+
+        ``spin``: its threads spin while they wait. Spinning threads stall each other
+        on a machine busy with other work (ResNet-18 at batch 1, two busy processes:
+        6 images/s spinning, 7-10 sleeping); on a free one sleeping costs 3-15%.
+        """
         options = self._ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        # spinning threads stall each other on a machine busy with other work (ResNet-18,
-        # two busy processes: 6 images/s spinning, 7-10 sleeping); idle, sleeping costs ~4%
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         try:
             return self._ort.InferenceSession(self._model, options, ["CPUExecutionProvider"])
         except (ValueError, RuntimeError, self._ort_error()) as exc:

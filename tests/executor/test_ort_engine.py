@@ -125,17 +125,18 @@ def test_a_bad_setting_names_the_choices(monkeypatch, images):
         mod.bind([("data", images.shape)], for_training=False)
 
 
-def test_one_session_per_thread_count(monkeypatch, images):
+def test_sessions_spin_on_a_free_machine_and_sleep_on_a_busy_one(monkeypatch, images):
     from rebind.executor import ort_engine
 
     mod = _module(_convnet(), images.shape, monkeypatch, "auto")
     monkeypatch.setattr(ort_engine, "engine_threads", lambda: 2)
-    two = _predict(mod, images)
-    monkeypatch.setattr(ort_engine, "engine_threads", lambda: 1)
-    one = _predict(mod, images)
-    assert sorted(_engine(mod)._sessions) == [1, 2]
-    np.testing.assert_allclose(one, two, rtol=1e-6)
-    # a parameter write drops every session: the next pass builds one for the count asked
+    monkeypatch.setattr(ort_engine, "compute_threads", lambda: 2)  # free: BLAS gets both
+    free = _predict(mod, images)
+    monkeypatch.setattr(ort_engine, "compute_threads", lambda: 1)  # busy: BLAS gets one
+    busy = _predict(mod, images)
+    assert sorted(_engine(mod)._sessions) == [(2, False), (2, True)]
+    np.testing.assert_allclose(free, busy, rtol=1e-6)
+    # a parameter write drops every session: the next pass builds the one it needs
     mod._exec_group.execs[0].arg_dict["fc_bias"][:] = 0.0
     _predict(mod, images)
-    assert sorted(_engine(mod)._sessions) == [1]
+    assert sorted(_engine(mod)._sessions) == [(2, False)]
