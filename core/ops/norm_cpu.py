@@ -15,18 +15,25 @@ generic kernel takes float32 means), a difference of float rounding.
 
 import numpy as np
 
+from rebind.backends.cupy_kernels import fusable
+
 from . import parallel
 
 __all__ = ["applies", "batchnorm_forward", "batchnorm_backward"]
 
 
 def applies(xp, *arrays):
-    """Whether these kernels take the arrays: NumPy, one float32 or float64 dtype."""
+    """Whether these kernels take the arrays: NumPy, one float32 or float64 dtype.
+
+    Not arrays the GPU kernels claim (``fusable``: the host tests of the GPU
+    branches make it claim NumPy arrays).
+    """
     dtype = arrays[0].dtype
     return (
         xp is np
         and dtype in (np.float32, np.float64)
         and all(isinstance(a, np.ndarray) and a.dtype == dtype for a in arrays)
+        and not fusable(*arrays)
     )
 
 

@@ -13,6 +13,8 @@ gradient goes to its first maximum in row-major order, as MXNet does.
 import attrs
 import numpy as np
 
+from rebind.backends.cupy_kernels import fusable
+
 from . import parallel
 
 __all__ = ["Phases", "applies", "max_backward", "max_forward"]
@@ -20,7 +22,8 @@ __all__ = ["Phases", "applies", "max_backward", "max_forward"]
 
 def applies(xp, padded, window):
     """Whether these kernels take ``padded``: NumPy, C-contiguous, strided along its last axis."""
-    return xp is np and padded.flags.c_contiguous and window.stride[-1] > 1
+    # not an array the GPU kernels claim (the host tests of the GPU branches, ``fusable``)
+    return xp is np and padded.flags.c_contiguous and window.stride[-1] > 1 and not fusable(padded)
 
 
 @attrs.frozen

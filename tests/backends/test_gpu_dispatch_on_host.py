@@ -33,15 +33,26 @@ from rebind.executor import (
     fused_lstm,
     fused_ops,
 )
-from rebind.ops import activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells
+from rebind.ops import (
+    activation_extra,
+    conv,
+    conv_utils,
+    loss,
+    nn,
+    norm,
+    norm_cpu,
+    pooling,
+    pooling_cpu,
+    rnn_cells,
+)
 
 from .host_kernels import compiler
 
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
 OP_MODULES = (
-    activation_extra, conv, conv_utils, loss, nn, norm, pooling, rnn_cells, fused_lstm,
-    fused_layer, fused_gru_layer, fused_ops, fused_dense, fused_conv,
+    activation_extra, conv, conv_utils, loss, nn, norm, norm_cpu, pooling, pooling_cpu,
+    rnn_cells, fused_lstm, fused_layer, fused_gru_layer, fused_ops, fused_dense, fused_conv,
 )  # fmt: skip
 KERNEL_MODULES = (
     cupy_conv_kernels, cupy_gru_layer_kernels, cupy_gru_warp_kernels, cupy_layer_kernels,
