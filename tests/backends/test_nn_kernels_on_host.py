@@ -103,9 +103,13 @@ def test_dropout_kernel_equals_the_cpu_mask_and_product(host_cupy, dtype, drop):
     assert (got_mask == 0).any() and ((got_mask != 0).any() or drop == 1.0)
 
 
-def test_batchnorm_kernels_equal_the_cpu_batchnorm(host_cupy):
+def test_batchnorm_kernels_equal_the_cpu_batchnorm(host_cupy, monkeypatch):
     from rebind.backends import cupy_nn_kernels
     from rebind.ops import norm
+
+    # the array-operation branch the GPU kernels replace, bit for bit (norm_cpu's
+    # threaded NumPy kernels sum in another order)
+    monkeypatch.setattr(norm.norm_cpu, "applies", lambda *args: False)
 
     rng = _rng(17)
     x = rng.standard_normal((4, 3, 5, 5)).astype(np.float32) * 2 + 1
