@@ -73,7 +73,7 @@ class InferenceEngine:
         self._params = [(n, a) for n, a in bound if n in names]
         self._params += list(zip(executor._aux_names, executor.aux_arrays, strict=True))
         self._model = None  # the serialized ONNX model of the current parameters
-        self._sessions = {}  # thread count -> session over self._model
+        self._sessions = {}  # (threads, spinning) -> session over the current parameters
         self._stamp = None
         self._feeds = None  # (ONNX input name, bound NDArray) in the session's order
 
@@ -121,7 +121,10 @@ class InferenceEngine:
                 return None
             self._sessions[key] = session
         feeds = {name: array._data for name, array in self._feeds}
-        return session.run(None, feeds)
+        try:
+            return session.run(None, feeds)
+        except (RuntimeError, self._ort_error()) as exc:  # a kernel ONNX Runtime lacks
+            return self._refuse(exc)
 
     @property
     def _session_ready(self):

@@ -140,3 +140,21 @@ def test_sessions_spin_on_a_free_machine_and_sleep_on_a_busy_one(monkeypatch, im
     mod._exec_group.execs[0].arg_dict["fc_bias"][:] = 0.0
     _predict(mod, images)
     assert sorted(_engine(mod)._sessions) == [(2, False)]
+
+
+def test_a_failing_session_run_falls_back_to_the_plan(monkeypatch, images):
+    plain = _module(_convnet(), images.shape, monkeypatch, "numpy")
+    args, aux = plain.get_params()
+    mod = _module(_convnet(), images.shape, monkeypatch, "onnxruntime", args=args, aux=aux)
+    _predict(mod, images)
+    engine = _engine(mod)
+
+    class Broken:
+        def run(self, *args):
+            raise RuntimeError("no kernel for this node")
+
+    engine._sessions = {key: Broken() for key in engine._sessions}
+    with pytest.warns(RuntimeWarning, match="no kernel for this node"):
+        got = _predict(mod, images)
+    assert _engine(mod) is None
+    np.testing.assert_allclose(got, _predict(plain, images), rtol=1e-5, atol=1e-6)
