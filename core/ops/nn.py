@@ -44,11 +44,18 @@ def _fc_infer_shape(p, in_shapes, out_shapes, aux_shapes):
             in_dim, out = data[-1], (*data[:-1], hidden)
         in_shapes[1] = merge_shape((hidden, in_dim), in_shapes[1], "weight")
     if not p.no_bias:
-        in_shapes[2] = merge_shape((hidden,), in_shapes[2], "bias")
+        in_shapes[2] = _bias_shape(hidden, in_shapes[2])
     out = merge_shape(out, out_shapes[0], "output")
     if data is not None and out is not None and p.flatten and not data[0] and out[0]:
         in_shapes[0] = (out[0], *data[1:])  # batch size learned from the consumer
     return in_shapes, [out], aux_shapes
+
+
+def _bias_shape(hidden, given):
+    """The bias shape: (num_hidden,), or (num_hidden, 1) as MXNet also accepts."""
+    if given is not None and len(given) == 2:
+        return merge_shape((hidden, 1), given, "bias")
+    return merge_shape((hidden,), given, "bias")
 
 
 # dtypes whose products BLAS computes (float16 runs NumPy's own loops, in another order)
@@ -87,15 +94,16 @@ def _fc_forward(ctx, p, inputs, aux):
         else:
             out = gemm.matmul(xp, flat, weight.T)
     if not p.no_bias:
-        out += inputs[2]
+        out += inputs[2].reshape(-1)  # a (num_hidden, 1) bias adds as (num_hidden,)
     if not p.flatten:
         out = out.reshape(*data.shape[:-1], p.num_hidden)
-    return [out], (data.shape, flat, weight)
+    bias_2d = not p.no_bias and inputs[2].ndim == 2
+    return [out], (data.shape, flat, weight, bias_2d)
 
 
 def _fc_backward(ctx, p, saved, out_grads, need_grad):
     xp = ctx.xp
-    data_shape, flat, weight = saved
+    data_shape, flat, weight, bias_2d = saved
     grad = out_grads[0].reshape(-1, p.num_hidden)
     grads = [None] * (2 if p.no_bias else 3)
     if need_grad[0]:
@@ -109,7 +117,10 @@ def _fc_backward(ctx, p, saved, out_grads, need_grad):
     if need_grad[1]:
         grads[1] = Terms(xp, terms, grad, flat) if terms else gemm.matmul(xp, grad.T, flat)
     if not p.no_bias and need_grad[2]:
-        grads[2] = Terms(xp, terms, grad) if terms else bias_gradient(xp, grad)
+        if bias_2d:  # a (num_hidden, 1) bias gets its gradient in its own shape
+            grads[2] = bias_gradient(xp, grad).reshape(-1, 1)
+        else:
+            grads[2] = Terms(xp, terms, grad) if terms else bias_gradient(xp, grad)
     return grads
 
 

@@ -22,6 +22,8 @@ def test_golden(case_id, ctx):
         # one row: the kernel's matrix-vector path
         ({"num_hidden": "3"}, [(1, 4), (3, 4), (3,)]),
         ({"num_hidden": "3", "flatten": "False"}, [(1, 1, 4), (3, 4), (3,)]),
+        # a (num_hidden, 1) bias, which MXNet's shape inference also accepts
+        ({"num_hidden": "3"}, [(2, 4), (3, 4), (3, 1)]),
     ],
 )
 def test_fully_connected_numeric_gradient(attrs, shapes, ctx):
@@ -72,6 +74,24 @@ def test_fully_connected_infers_weight_and_bias_from_data():
         "FullyConnected", {"num_hidden": "10", "flatten": "False"}, [(8, 3, 5), None, None]
     )
     assert ins[1] == (10, 5) and outs == [(8, 3, 10)]
+
+
+def test_fully_connected_column_bias_adds_per_hidden_unit(ctx):
+    """A (num_hidden, 1) bias adds like the (num_hidden,) one (MXNet's non-oneDNN kernel)."""
+    import rebind as mx
+
+    data = np.arange(6.0).reshape(2, 3)
+    bias = np.arange(4.0).reshape(4, 1)
+    out = mx.nd.FullyConnected(
+        mx.nd.array(data, ctx=ctx),
+        mx.nd.ones((4, 3), ctx=ctx),
+        mx.nd.array(bias, ctx=ctx),
+        num_hidden=4,
+    )
+    expected = data.sum(axis=1, keepdims=True) + bias.T
+    np.testing.assert_allclose(out.asnumpy(), expected)
+    with pytest.raises(ShapeError, match="bias"):
+        infer("FullyConnected", {"num_hidden": "4"}, [(2, 3), None, (4, 2)])
 
 
 def test_fully_connected_learns_batch_size_from_output():
