@@ -7,7 +7,7 @@ import numpy as np
 
 LABELS = {
     "rebind": "rebind",
-    "rebind-numpy": "rebind, engine numpy",
+    "rebind-numpy": "rebind, NumPy only",
     "mxnet": "MXNet 1.9.1",
     "ort": "ONNX Runtime",
     "torch": "PyTorch eager",

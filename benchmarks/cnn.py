@@ -13,8 +13,9 @@ user runs them:
   (momentum 0.9);
 
 in images/s, for rebind (default settings; its inference engine is
-``REBIND_INFERENCE_ENGINE``'s choice), rebind with that engine forced to
-``numpy``, MXNet 1.9.1, ONNX Runtime (the network exported by rebind's
+``REBIND_INFERENCE_ENGINE``'s choice, its convolution kernels
+``REBIND_CONV_KERNELS``'s), rebind on NumPy alone (both forced to ``numpy``:
+the old path, also in training), MXNet 1.9.1, ONNX Runtime (the network exported by rebind's
 ``mx.onnx.export_model``, a default CPU session) and PyTorch eager (the same
 graph and weights as ``torch.nn.functional`` calls, ``_cnn_torch.py``). Every
 contender runs in its own worker process (``_cnn_worker.py``) with the thread
@@ -34,7 +35,8 @@ sitting; ``--fit`` measures ``Module.fit`` under load instead (``_cnn_fit.py``).
 
 Environment: REBIND_MXNET_PYTHON (default ../mxenv/bin/python), REBIND_TORCH_PYTHON
 (default: this interpreter if it has torch, else ../torchenv/bin/python),
-REBIND_ZOO (default ../zoo), REBIND_INFERENCE_ENGINE (rebind's engine).
+REBIND_ZOO (default ../zoo), REBIND_INFERENCE_ENGINE (rebind's engine), REBIND_CONV_KERNELS
+(rebind's convolution kernels).
 """
 
 import argparse
@@ -57,7 +59,7 @@ import _cnn_zoo as zoo  # noqa: E402
 import _common  # noqa: E402
 
 CONTENDERS = ("rebind", "rebind-numpy", "mxnet", "ort", "torch")
-TRAINERS = ("rebind", "mxnet", "torch")  # ONNX Runtime only infers; the engine only infers
+TRAINERS = ("rebind", "rebind-numpy", "mxnet", "torch")  # ONNX Runtime only infers
 MODES = {"infer1": ("infer", 1), "infer32": ("infer", 32), "train16": ("train", 16)}
 DEFAULT_MODELS = ("resnet18_v1", "resnet50_v1", "mobilenet1.0")
 READY_TIMEOUT = 900  # loading and the warm-up (ResNet-50 training on a busy machine)
@@ -106,10 +108,11 @@ def torch_interpreter():
 
 
 def worker_env(contender):
-    """The user's environment; rebind-numpy forces rebind's NumPy inference path."""
+    """The user's environment; rebind-numpy forces rebind's NumPy engine and kernels."""
     env = dict(os.environ)
     if contender == "rebind-numpy":
         env["REBIND_INFERENCE_ENGINE"] = "numpy"
+        env["REBIND_CONV_KERNELS"] = "numpy"
     return env
 
 
@@ -272,7 +275,8 @@ def main(argv=None):
     print(
         f"{os.cpu_count()} CPUs, usable {len(os.sched_getaffinity(0))}; Python "
         f"{platform.python_version()}; REBIND_INFERENCE_ENGINE="
-        f"{os.environ.get('REBIND_INFERENCE_ENGINE', '(unset: auto)')}; thread variables: "
+        f"{os.environ.get('REBIND_INFERENCE_ENGINE', '(unset: auto)')}; REBIND_CONV_KERNELS="
+        f"{os.environ.get('REBIND_CONV_KERNELS', '(unset: auto)')}; thread variables: "
         + (
             ", ".join(f"{v}={os.environ[v]}" for v in _common.THREAD_VARIABLES if v in os.environ)
             or "none (each library's defaults)"

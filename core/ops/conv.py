@@ -1,13 +1,15 @@
-"""Convolution and Deconvolution (1-D, 2-D and 3-D, channel-first layouts).
+"""Convolution (1-D, 2-D and 3-D, channel-first layouts).
 
-Both are one large matrix product per call over im2col columns (see
-``conv_utils``): Convolution's forward is ``weight @ im2col(data)``, its
-data gradient ``col2im(weight^T @ grad)``; Deconvolution is the same pair of
-products with the roles of data and output exchanged.
+One large matrix product per call over im2col columns (see ``conv_utils``):
+the forward is ``weight @ im2col(data)``, the data gradient
+``col2im(weight^T @ grad)`` (or ``conv_cpu``'s flipped-filter convolution),
+the weight gradient ``grad @ im2col(data)^T``. On float32 NumPy arrays the
+forward and the data gradient of layers with large images run on ONNX
+Runtime's kernels where it is installed (``conv_ort``); Deconvolution, the
+same products with data and output exchanged, is in ``deconv``.
 """
 
 import functools
-import math
 
 import attrs
 import numpy
@@ -15,7 +17,7 @@ import numpy
 from rebind.backends import cupy_gemm as gemm
 from rebind.backends.cupy_kernels import fusable
 
-from . import conv_cpu, workspace
+from . import conv_cpu, conv_ort, workspace
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
     SPATIAL_NAMES,
@@ -66,39 +68,6 @@ class ConvolutionParams:
     def __attrs_post_init__(self):
         check_window_params("Convolution", self, ("stride", "dilate"), ("pad",))
         _check_groups(self)
-
-
-@attrs.frozen(kw_only=True)
-class DeconvolutionParams:
-    kernel: tuple = param("shape")
-    stride: tuple = param("shape", ())
-    dilate: tuple = param("shape", ())
-    pad: tuple = param("shape", ())
-    adj: tuple = param("shape", ())
-    target_shape: tuple = param("shape", ())
-    num_filter: int = param("int", validator=positive)
-    num_group: int = param("int", 1, validator=positive)
-    workspace: int = param("int", 512, validator=non_negative)
-    no_bias: bool = param("bool", True)  # unlike Convolution
-    cudnn_tune: str = param("str", None, choices=CUDNN_TUNE, optional=True)
-    cudnn_off: bool = param("bool", False)
-    layout: str = param("str", None, choices=LAYOUTS, optional=True)
-
-    def __attrs_post_init__(self):
-        check_window_params(
-            "Deconvolution", self, ("stride", "dilate"), ("pad", "adj", "target_shape")
-        )
-        _check_groups(self)
-        stride = self.stride or (1,) * len(self.kernel)
-        if (
-            self.adj
-            and not any(self.target_shape)
-            and any(a >= s for a, s in zip(self.adj, stride, strict=True))
-        ):
-            raise ValueError(
-                f"parameter adj={self.adj} is invalid: each adj must be smaller "
-                f"than its stride {stride}"
-            )
 
 
 def _arguments(p):
@@ -173,6 +142,8 @@ class _ConvSaved:
     w: object
     dtype: object
     cols: object = None
+    # ``xt`` still holds the (N, C, *spatial) data: backward moves it to the working layout
+    data_layout: bool = False
 
     @property
     def work_shape(self):
@@ -183,6 +154,12 @@ class _ConvSaved:
 
 def _conv_forward(ctx, p, inputs, aux):
     xp, data = ctx.xp, inputs[0]
+    window = _conv_window(p, data.shape[2:])
+    if conv_ort.takes_forward(xp, data, inputs[1], window):
+        bias = None if p.no_bias else inputs[2]
+        out = conv_ort.forward(data, inputs[1], bias, window, p.num_group)
+        if out is not None:
+            return [out], _saved_without_columns(ctx, p, inputs, window)
     out, saved = conv_work_forward(ctx, p, inputs[:2])
     if not p.no_bias:
         out += inputs[2].astype(out.dtype, copy=False)[:, None]
@@ -216,6 +193,14 @@ def conv_work_forward(ctx, p, inputs):
     return out, saved
 
 
+def _saved_without_columns(ctx, p, inputs, window):
+    """What backward reads after a forward off the NumPy product (it rebuilds the columns)."""
+    data, weight = inputs[0], inputs[1]
+    batch_last = ctx.batch_last_out or batch_last_for(window)
+    w = weight.reshape(p.num_group, p.num_filter // p.num_group, -1)
+    return _ConvSaved(window, batch_last, data, w, data.dtype, data_layout=True)
+
+
 def _filter_gradient(xp, grad, cols):
     """The weight gradient per group, ``grad . cols^T`` as (groups, filters, rows of cols).
 
@@ -238,9 +223,19 @@ def _kernel_major(w, channels):
 
 
 def _conv_backward(ctx, p, saved, out_grads, need_grad):
-    grad = out_grads[0].astype(saved.w.dtype, copy=False)
-    grad = to_work(ctx.xp, grad, saved.batch_last, scratch=ctx.xp is numpy)
-    return conv_work_backward(ctx, p, saved, grad, need_grad)
+    xp, window, dx = ctx.xp, saved.window, None
+    if need_grad[0] and conv_ort.takes_data_gradient(xp, out_grads[0], saved.w, window):
+        weight = saved.w.reshape(p.num_filter, -1, *window.kernel)
+        dx = conv_ort.data_gradient(out_grads[0], weight, window, p.num_group)
+        need_grad = need_grad if dx is None else [False, *need_grad[1:]]
+    grads = [None] * len(need_grad)
+    if any(need_grad):
+        if saved.data_layout:
+            saved.xt, saved.data_layout = to_work(xp, saved.xt, saved.batch_last), False
+        grad = out_grads[0].astype(saved.w.dtype, copy=False)
+        grad = to_work(xp, grad, saved.batch_last, scratch=xp is numpy)
+        grads = conv_work_backward(ctx, p, saved, grad, need_grad)
+    return [dx, *grads[1:]] if dx is not None else grads
 
 
 def conv_work_backward(ctx, p, saved, grad, need_grad):
@@ -296,110 +291,4 @@ CONVOLUTION = OpDef(
     doc="N-d convolution (cross-correlation) over channel-first data, with groups and dilation.",
 )
 
-
-# -- Deconvolution --------------------------------------------------------------
-
-
-def _deconv_pad_adj(p, data_shape):
-    """Effective (pad, adj) per axis; ``target_shape`` overrides both where given."""
-    kernel, stride, dilate, pad = fill_window_params(p)
-    size = data_shape[2:]
-    adj, target = p.adj or (0,) * len(kernel), p.target_shape or (0,) * len(kernel)
-    pads, adjs = list(pad), list(adj)
-    for i, (n, k, s, d, t) in enumerate(zip(size, kernel, stride, dilate, target, strict=True)):
-        if t and n:
-            total = s * (n - 1) + d * (k - 1) + 1 - t
-            if total < 0 or total % 2 >= s:
-                raise mismatch(
-                    "data",
-                    tuple(data_shape),
-                    f"sizes from which target_shape={p.target_shape} is reachable",
-                    f"axis {i}: a size of {n} cannot give {t}",
-                )
-            pads[i], adjs[i] = (total + 1) // 2, total % 2
-    return tuple(pads), tuple(adjs)
-
-
-def _deconv_out_size(n, k, s, d, pad, adj):
-    return s * (n - 1) + d * (k - 1) + 1 - 2 * pad + adj
-
-
-def _deconv_infer_shape(p, in_shapes, out_shapes, aux_shapes):
-    kernel, stride, dilate, _ = fill_window_params(p)
-    groups = p.num_group
-    if not p.no_bias:
-        in_shapes[2] = merge_shape((p.num_filter,), in_shapes[2], "bias")
-    data = in_shapes[0]
-    if data is None:
-        return in_shapes, out_shapes, aux_shapes
-    _check_data(data, len(kernel), groups)
-    in_shapes[1] = merge_shape((data[1], p.num_filter // groups, *kernel), in_shapes[1], "weight")
-    pad, adj = _deconv_pad_adj(p, data)
-    out = [
-        _deconv_out_size(*g) if g[0] else 0
-        for g in zip(data[2:], kernel, stride, dilate, pad, adj, strict=True)
-    ]
-    out = merge_shape((data[0], p.num_filter, *out), out_shapes[0], "output")
-    in_shapes[0] = (data[0] or out[0], data[1] or in_shapes[1][0], *data[2:])
-    return in_shapes, [out], aux_shapes
-
-
-def _deconv_window(p, data_shape):
-    """The window of the matching convolution: it slides over the deconvolution's output."""
-    kernel, stride, dilate, _ = fill_window_params(p)
-    size = data_shape[2:]
-    pad, adj = _deconv_pad_adj(p, data_shape)
-    out = tuple(
-        _deconv_out_size(*g) for g in zip(size, kernel, stride, dilate, pad, adj, strict=True)
-    )
-    return Window(kernel, stride, dilate, pad, out, tuple(size))
-
-
-def _deconv_forward(ctx, p, inputs, aux):
-    xp, data, weight = ctx.xp, inputs[0], inputs[1]
-    work, groups, batch = work_dtype(data.dtype), p.num_group, data.shape[0]
-    window = _deconv_window(p, data.shape)
-    batch_last = batch_last_for(window)
-    xt = to_work(xp, data.astype(work, copy=False), batch_last)
-    xt = xt.reshape(groups, -1, math.prod(window.out) * batch)
-    w = weight.astype(work, copy=False).reshape(groups, data.shape[1] // groups, -1)
-    cols = xp.matmul(w.transpose(0, 2, 1), xt)
-    out = col2im(xp, cols.reshape(-1, cols.shape[-1]), window, p.num_filter, batch, batch_last)
-    if not p.no_bias:
-        out += inputs[2].astype(work, copy=False).reshape(-1, *(1,) * (out.ndim - 1))
-    out = from_work(xp, out, batch_last).astype(data.dtype, copy=False)
-    return [out], (window, batch_last, xt, w, data.dtype)
-
-
-def _deconv_backward(ctx, p, saved, out_grads, need_grad):
-    xp, (window, batch_last, xt, w, dtype) = ctx.xp, saved
-    groups, batch = p.num_group, out_grads[0].shape[0]
-    grad = to_work(xp, out_grads[0].astype(w.dtype, copy=False), batch_last)
-    dcols = im2col(xp, grad, window, batch_last)
-    dcols = dcols.reshape(groups, -1, dcols.shape[1])
-    grads = [None] * len(_arguments(p))
-    if need_grad[0]:
-        dx = xp.matmul(w, dcols)
-        dx = (
-            dx.reshape(-1, *window.out, batch) if batch_last else dx.reshape(-1, batch, *window.out)
-        )
-        grads[0] = from_work(xp, dx, batch_last).astype(dtype, copy=False)
-    if need_grad[1]:
-        dw = xp.matmul(xt, dcols.transpose(0, 2, 1))
-        grads[1] = dw.reshape(-1, p.num_filter // groups, *window.kernel).astype(dtype)
-    if not p.no_bias and need_grad[2]:
-        grads[2] = grad.reshape(p.num_filter, -1).sum(axis=1).astype(dtype, copy=False)
-    return grads
-
-
-DECONVOLUTION = OpDef(
-    name="Deconvolution",
-    params=DeconvolutionParams,
-    arguments=_arguments,
-    infer_shape=_deconv_infer_shape,
-    forward=_deconv_forward,
-    backward=_deconv_backward,
-    doc="Transposed convolution (the data gradient of Convolution); no bias by default.",
-)
-
-OPS = [CONVOLUTION, DECONVOLUTION]
+OPS = [CONVOLUTION]

@@ -17,8 +17,8 @@ import math
 import attrs
 
 from .base import OpDef, merge_shape, mismatch
-from .conv import DECONVOLUTION
 from .conv_utils import work_dtype
+from .deconv import DECONVOLUTION
 from .params import non_negative, param, positive
 
 __all__ = ["OPS"]

@@ -77,7 +77,7 @@ def convert_convolution(node, g):
 @converter("Deconvolution")
 def convert_deconvolution(node, g):
     """ConvTranspose; ``target_shape`` becomes the pads and output_padding it implies."""
-    from ...ops.conv import _deconv_pad_adj
+    from ...ops.deconv import _deconv_pad_adj
 
     p = node.params
     pad, adj = _deconv_pad_adj(p, node.in_shapes[0])
