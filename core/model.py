@@ -167,7 +167,8 @@ def _initialize_kvstore(kvstore, param_arrays, arg_params, param_names, update_o
     pull = update_on_kvstore or kvstore.num_workers > 1
     for index, name in enumerate(param_names):
         kvstore.init(name, arg_params[name])
-        if pull:
+        # row_sparse parameters reach the devices through prepare's row_sparse_pull
+        if pull and getattr(arg_params[name], "stype", "default") == "default":
             kvstore.pull(name, param_arrays[index], priority=-index)
 
 
@@ -183,6 +184,13 @@ def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
         for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays, strict=True))
         if grads[0] is not None
     ]
+    sparse = [entry for entry in entries if _is_sparse(entry[1][0]) or _is_sparse(entry[2][0])]
+    for index, grads, _ in sparse:
+        # as MXNet: a sparse gradient or weight is pushed only; the rows the next batch
+        # needs come back through prepare's row_sparse_pull
+        kvstore.push(param_names[index], grads, priority=-index)
+    pushed = {index for index, _, _ in sparse}
+    entries = [entry for entry in entries if entry[0] not in pushed]
     if isinstance(kvstore, kvs.KVStore):
         if entries:
             names = [param_names[index] for index, _, _ in entries]
@@ -191,6 +199,10 @@ def _update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
         return
     for index, grads, weights in entries:
         kvstore.pushpull(param_names[index], grads, out=weights, priority=-index)
+
+
+def _is_sparse(array):
+    return getattr(array, "stype", "default") != "default"
 
 
 def _update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None, param_names=None):

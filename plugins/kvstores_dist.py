@@ -12,7 +12,9 @@ train.py``. Every worker keeps a full copy of every key:
   workers (an allreduce on host buffers; GPU values go through host copies),
   and stores the sum or, with an optimizer set, updates the stored value on
   every worker with the same sum: the copies stay identical.
-- ``pull`` reads the local copy, which is the same on every worker.
+- ``pull`` reads the local copy, which is the same on every worker; so does
+  ``row_sparse_pull``. A row_sparse value is summed and broadcast through its
+  dense form (the rows each worker pushed may differ), then kept row_sparse.
 - ``save_optimizer_states`` writes on rank 0 only; ``load_optimizer_states``
   reads the file on rank 0 and sends its bytes to the others, so only rank
   0 needs the file.
@@ -95,6 +97,13 @@ class DistSyncKVStore(KVStore):
 
     @staticmethod
     def _on_host(array, collective, what):
+        if getattr(array, "stype", "default") != "default":
+            # a row_sparse value: workers may hold different rows, so the collective runs
+            # on its dense form (a weight's size, refused when it cannot fit), stored back
+            host = np.ascontiguousarray(array.asnumpy())
+            collective(host, what)
+            array._store(NDArray(host, cpu(0)))
+            return
         data = array.data
         if isinstance(data, np.ndarray) and data.flags.c_contiguous and data.flags.writeable:
             collective(data, what)

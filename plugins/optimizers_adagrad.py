@@ -15,6 +15,11 @@ from rebind.backends.cupy_kernels import fusable
 from rebind.hookspecs import hookimpl
 from rebind.optimizer import Optimizer
 from rebind.optimizer.rules import ftrl_step, rmsprop_step, rmspropalex_step
+from rebind.optimizer.sparse_updates import (
+    ALWAYS_LAZY,
+    LAZY_FOR_ROW_SPARSE_WEIGHT,
+    register_rule,
+)
 
 __all__ = ["AdaGrad", "GroupAdaGrad", "RMSProp", "AdaDelta", "Ftrl"]
 
@@ -36,7 +41,7 @@ class AdaGrad(Optimizer):
         self.float_stable_eps = eps
 
     def create_state(self, index, weight):
-        return self._state_zeros(weight, dtype=FLOAT32)
+        return self._state_zeros(weight, dtype=FLOAT32, stype=_stype(weight))
 
     def update(self, index, weight, grad, state):
         self._check_arrays("AdaGrad", weight, grad)
@@ -73,7 +78,8 @@ class GroupAdaGrad(Optimizer):
                 f"GroupAdaGrad: weight {index!r} must be 2-D (one rate per row), "
                 f"got shape {weight.shape}"
             )
-        return self._state_zeros(weight, shape=(weight.shape[0], 1), dtype=FLOAT32)
+        shape = (weight.shape[0], 1)
+        return self._state_zeros(weight, shape=shape, dtype=FLOAT32, stype=_stype(weight))
 
     def update(self, index, weight, grad, state):
         self._check_arrays("GroupAdaGrad", weight, grad)
@@ -202,7 +208,8 @@ class Ftrl(Optimizer):
         self.lr = learning_rate
 
     def create_state(self, index, weight):
-        return (self._state_zeros(weight, dtype=FLOAT32), self._state_zeros(weight, dtype=FLOAT32))
+        stype = _stype(weight)
+        return tuple(self._state_zeros(weight, dtype=FLOAT32, stype=stype) for _ in "zn")
 
     def update(self, index, weight, grad, state):
         self._check_arrays("Ftrl", weight, grad)
@@ -211,6 +218,28 @@ class Ftrl(Optimizer):
         w, g, xp = weight._data, self._clip(self._rescaled(grad)), weight.context.backend.xp
         z, n = state[0]._data, state[1]._data
         ftrl_step(xp, w, g, z, n, lr, self.lamda1, self.beta, wd)
+
+
+def _stype(weight):
+    """The weight's storage type: MXNet makes these optimizers' states of the same one."""
+    return getattr(weight, "stype", "default")
+
+
+def _adagrad_refusal(optimizer, index):
+    """MXNet's sparse AdaGrad has no weight decay: its dispatch finds no kernel."""
+    wd = optimizer._get_wd(index)
+    if wd != 0:
+        return (
+            "Operator not implemented: operator = _sparse_adagrad_update (AdaGrad with a "
+            f"row_sparse gradient has no weight decay, got wd={wd} for index {index!r}); "
+            "set wd=0 or use a dense gradient"
+        )
+    return None
+
+
+register_rule(AdaGrad, ALWAYS_LAZY, refuse=_adagrad_refusal)
+register_rule(GroupAdaGrad, ALWAYS_LAZY)
+register_rule(Ftrl, LAZY_FOR_ROW_SPARSE_WEIGHT)
 
 
 @hookimpl

@@ -31,6 +31,7 @@ from rebind.optimizer.rules import (
     moving_average,
     moving_square_average,
 )
+from rebind.optimizer.sparse_updates import LAZY_WHEN_SAME_STYPE, any_sparse, register_rule
 
 __all__ = ["Adam", "Adamax", "Nadam", "FTML", "LAMB"]
 
@@ -60,7 +61,9 @@ class Adam(_MomentOptimizer):
     Args:
         beta1, beta2: decay rates of the first and second moments.
         epsilon: added to ``sqrt(v)``.
-        lazy_update: MXNet's row-sparse lazy update; no effect on dense arrays.
+        lazy_update: with a row_sparse gradient, update only the rows it holds
+            (moments included), as MXNet's lazy update; False: every row. The
+            moments of a row_sparse weight are row_sparse only with lazy_update.
     """
 
     _float32_settings = True  # a fused operator in MXNet
@@ -80,6 +83,10 @@ class Adam(_MomentOptimizer):
         self.epsilon = epsilon
         self.lazy_update = lazy_update
 
+    def create_state(self, index, weight):
+        stype = getattr(weight, "stype", "default") if self.lazy_update else "default"
+        return (self._state_zeros(weight, stype=stype), self._state_zeros(weight, stype=stype))
+
     def update(self, index, weight, grad, state):
         if _on_device([weight], [grad], [state]):  # one CuPy kernel, the gradient made in it
             self._update_on_device([index], [weight], [grad], [state])
@@ -91,7 +98,8 @@ class Adam(_MomentOptimizer):
 
     def update_many(self, indices, weights, grads, states):
         """On a GPU, the weights sharing their rates in one launch (``cupy_multi_kernels``)."""
-        if type(self).update is Adam.update and _on_device(weights, grads, states):
+        dense = not any_sparse(weights, grads, states)
+        if type(self).update is Adam.update and dense and _on_device(weights, grads, states):
             self._update_on_device(indices, weights, grads, states)
             return
         super().update_many(indices, weights, grads, states)
@@ -344,6 +352,9 @@ class LAMB(_MomentOptimizer):
         r2 = float(xp.sqrt(xp.sum(xp.square(step))))
         ratio = lamb_ratio(r1, r2, self.lower_bound or None, self.upper_bound or None, kind)
         lamb_apply(w, step, lr, ratio)
+
+
+register_rule(Adam, LAZY_WHEN_SAME_STYPE)
 
 
 @hookimpl

@@ -27,6 +27,7 @@ from rebind.optimizer.rules import (
     signsgd_step,
     signum_step,
 )
+from rebind.optimizer.sparse_updates import LAZY_WHEN_SAME_STYPE, any_sparse, register_rule
 
 __all__ = ["SGD", "ccSGD", "NAG", "Signum", "LARS", "DCASGD", "SGLD"]
 
@@ -46,8 +47,10 @@ class SGD(Optimizer):
 
     Args:
         momentum: the momentum factor (0: no momentum state).
-        lazy_update: MXNet's row-sparse lazy update; rebind's arrays are
-            dense, where it changes nothing.
+        lazy_update: with a row_sparse gradient, update only the rows it holds
+            (weight decay and momentum included), as MXNet's lazy update;
+            False: the standard update of every row. The momentum of a
+            row_sparse weight is row_sparse only with lazy_update.
     """
 
     _float32_settings = True  # a fused operator in MXNet
@@ -60,7 +63,11 @@ class SGD(Optimizer):
         self.lazy_update = lazy_update
 
     def create_state(self, index, weight):
-        return None if self.momentum == 0.0 else self._state_zeros(weight)
+        if self.momentum == 0.0:
+            return None
+        # MXNet: a row_sparse momentum (lazy updates) only with lazy_update
+        stype = getattr(weight, "stype", "default") if self.lazy_update else "default"
+        return self._state_zeros(weight, stype=stype)
 
     def update(self, index, weight, grad, state):
         self._check_arrays(type(self).__name__, weight, grad)
@@ -76,6 +83,7 @@ class SGD(Optimizer):
     def update_many(self, indices, weights, grads, states):
         """All weights of a step in one call: counts and rates once, then one kernel each."""
         plain = type(self).update is SGD.update and not _clipping(self)
+        plain = plain and not any_sparse(weights, grads, states)
         if not plain or (self.multi_precision and any(w.dtype == np.float16 for w in weights)):
             super().update_many(indices, weights, grads, states)
             return
@@ -316,6 +324,10 @@ class SGLD(Optimizer):
             return
         w += (g + wd * w) * (-lr / 2)
         w += ctx.backend.normal(0.0, math.sqrt(lr), w.shape, w.dtype, ctx.device_id)
+
+
+register_rule(SGD, LAZY_WHEN_SAME_STYPE)
+register_rule(ccSGD, LAZY_WHEN_SAME_STYPE)
 
 
 @hookimpl

@@ -10,6 +10,13 @@ from ..ndarray.ndarray import NDArray
 from .executor import GRAD_REQS, Executor
 from .plan import compile_plan
 from .reshaping import MemoryGroup, carve, placement
+from .sparse_binding import (
+    allocate,
+    check_embedding_gradients,
+    gradient_stypes,
+    sparse_storage,
+)
+from .sparse_executor import SparseExecutor
 
 __all__ = ["bind", "simple_bind"]
 
@@ -97,14 +104,19 @@ def bind(
     ctx, contexts = placement(ctx, group2ctx, bound)
     reqs = grad_requests(grad_req, arg_names)
     reqs = ["null" if g is None else r for g, r in zip(grad_arrays, reqs, strict=True)]
-    plan = compile_plan(
-        symbol, contexts, {n: a.shape for n, a in zip(arg_names, arg_arrays, strict=True)}
-    )
+    names, arrays = (*arg_names, *aux_names), (*arg_arrays, *aux_arrays)
+    given = {n: a.stype for n, a in zip(names, arrays, strict=True)}
+    storage = sparse_storage(symbol, ctx.device_type, given, grad_arrays)
+    shapes = {n: a.shape for n, a in zip(arg_names, arg_arrays, strict=True)}
+    plan = compile_plan(symbol, contexts, shapes, optimize=False if storage else None)
     arg_ctx = [contexts(n) for n in plan.arguments]
     _check_arrays(arg_arrays, arg_names, arg_ctx, "argument")
     _check_arrays(grad_arrays, arg_names, arg_ctx, "gradient")
     _check_arrays(aux_arrays, aux_names, [contexts(n) for n in plan.aux_nodes], "aux state")
     _check_shapes(symbol, arg_names, arg_arrays, grad_arrays, aux_names, aux_arrays)
+    if storage:
+        check_embedding_gradients(storage[0], dict(zip(arg_names, grad_arrays, strict=True)))
+        return SparseExecutor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, storage)
     return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, group2ctx)
 
 
@@ -133,16 +145,21 @@ def simple_bind(
     shared_exec=None,
     shared_buffer=None,
     shapes=None,
+    stype_dict=None,
 ):
     """Infer every shape and dtype from the given ones, allocate, and bind."""
     _check_unique(symbol)
     ctx, contexts = placement(ctx, group2ctx)
     arg_shapes, _, aux_shapes = symbol._infer_shape_strict(**(shapes or {}))
     arg_names = symbol.list_arguments()
+    pool = _SharedPool(shared_exec, shared_buffer, shared_arg_names)
+    storage = sparse_storage(symbol, ctx.device_type, stype_dict, complete=stype_dict is not None)
+    if storage:
+        args = (symbol, ctx, contexts, grad_req, type_dict, storage, shapes, pool)
+        return _sparse_simple_bind(*args)
     plan = compile_plan(symbol, contexts, dict(zip(arg_names, arg_shapes, strict=True)))
     arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
     reqs = grad_requests(grad_req, arg_names)
-    pool = _SharedPool(shared_exec, shared_buffer, shared_arg_names)
     arg_arrays, grad_arrays = [], []
     for node, shape, dtype, req in zip(plan.arguments, arg_shapes, arg_types, reqs, strict=True):
         arg_arrays.append(pool.argument(node.name, shape, dtype, contexts(node)))
@@ -194,6 +211,16 @@ class _SharedPool:
             return _shared(self._exec.aux_dict[name], name, shape, dtype, ctx)
         return creation.zeros(shape, ctx=ctx, dtype=dtype)
 
+    def sparse_aware(self, name, stype, shape, dtype, ctx, gradient=False):
+        """An argument (or its gradient) of storage ``stype``: dense ones as above."""
+        if stype == "default":
+            get = self.gradient if gradient else self.argument
+            return get(name, shape, dtype, ctx)
+        shared = (self._exec.grad_dict if gradient else self._exec.arg_dict) if self._exec else {}
+        if name in self._names and shared.get(name) is not None:
+            return shared[name]
+        return allocate(stype, shape, dtype, ctx)
+
     def _from_buffer(self, key, shape, dtype, ctx):
         if self._buffer is None:
             return creation.zeros(shape, ctx=ctx, dtype=dtype)
@@ -218,3 +245,33 @@ def _shared(array, name, shape, dtype, ctx):
             f"{np.dtype(dtype).name} on {ctx}"
         )
     return array
+
+
+def _sparse_simple_bind(symbol, ctx, contexts, grad_req, type_dict, storage, shapes, pool):
+    """simple_bind for a graph with sparse storage: arrays of the inferred storage types.
+
+    Dense arrays come from ``pool`` as in ``simple_bind`` (``shared_exec``'s
+    parameters, ``shared_buffer`` for the rest); a sparse argument or gradient is
+    ``shared_exec``'s own when shared by name, else a new empty one.
+    """
+    nodes, stypes, _ = storage
+    arg_shapes, _, aux_shapes = symbol._infer_shape_strict(**(shapes or {}))
+    arg_names = symbol.list_arguments()
+    plan = compile_plan(symbol, contexts, dict(zip(arg_names, arg_shapes, strict=True)), False)
+    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
+    reqs = grad_requests(grad_req, arg_names)
+    var_stype = {n.name: stypes[(id(n), 0)] for n in nodes if n.op is None}
+    grad_stype = gradient_stypes(symbol, nodes, stypes)
+    arg_arrays, grad_arrays = [], []
+    for node, shape, dtype, req in zip(plan.arguments, arg_shapes, arg_types, reqs, strict=True):
+        name, where = node.name, contexts(node)
+        arg_arrays.append(pool.sparse_aware(name, var_stype[name], shape, dtype, where))
+        stype = grad_stype.get(name, "default")
+        grad_arrays.append(
+            None if req == "null" else pool.sparse_aware(name, stype, shape, dtype, where, True)
+        )
+    aux_arrays = [
+        pool.aux_state(n.name, s, t, contexts(n))
+        for n, s, t in zip(plan.aux_nodes, aux_shapes, aux_types, strict=True)
+    ]
+    return SparseExecutor(symbol, ctx, plan, arg_arrays, grad_arrays, reqs, aux_arrays, storage)

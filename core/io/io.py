@@ -6,15 +6,12 @@ MXNet's import path.
 
 from .base import DataBatch, DataDesc, DataIter, ResizeIter
 from .files import CSVIter, MNISTIter, MXDataIter
+from .image_det_record import ImageDetRecordIter
 from .image_record import ImageRecordInt8Iter, ImageRecordIter, ImageRecordUInt8Iter
+from .libsvm import LibSVMIter
 from .ndarray_iter import NDArrayIter
 from .prefetch import PrefetchingIter
-from .unavailable import (
-    ImageDetRecordIter,
-    ImageRecordIter_v1,
-    ImageRecordUInt8Iter_v1,
-    LibSVMIter,
-)
+from .unavailable import ImageRecordIter_v1, ImageRecordUInt8Iter_v1
 
 __all__ = [
     "CSVIter",

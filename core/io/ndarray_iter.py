@@ -66,7 +66,38 @@ def _take_rows(source, rows):
     """The rows ``rows`` (host integer array) of ``source``, as a new NDArray."""
     ctx = source.context
     index = ctx.backend.asarray(rows, np.int64, ctx.device_id)
+    if getattr(source, "stype", "default") == "csr":
+        return _csr_rows(source, index)
     return NDArray(source.data[index], ctx)
+
+
+def _csr_rows(source, index):
+    """The rows ``index`` (backend int64 array) of a CSRNDArray, as a new CSRNDArray."""
+    from ..ndarray.sparse_array import make_sparse
+
+    ctx, xp = source.context, source.context.backend.xp
+    indptr, indices = source._aux
+    starts, counts = indptr[index], indptr[index + 1] - indptr[index]
+    new_indptr = xp.zeros(index.shape[0] + 1, dtype=np.int64)
+    xp.cumsum(counts, out=new_indptr[1:])
+    total = int(new_indptr[-1])
+    # position of each kept element in the source: its row's start plus its rank in the row
+    take = xp.repeat(starts - new_indptr[:-1], counts) + xp.arange(total, dtype=np.int64)
+    parts = (source._values[take], (new_indptr, indices[take]))
+    return make_sparse("csr", *parts, (int(index.shape[0]), source.shape[1]), ctx)
+
+
+def _check_csr_handling(inputs, last_batch_handle):
+    """MXNet cuts CSR inputs into whole batches only: 'discard' is the one handle allowed."""
+    if last_batch_handle == "discard":
+        return
+    sparse = [name for name, value in inputs if getattr(value, "stype", "default") == "csr"]
+    if sparse:
+        raise NotImplementedError(
+            f"`NDArrayIter` only supports ``CSRNDArray`` with `last_batch_handle` set to "
+            f"`discard` (inputs {sparse} are CSR, last_batch_handle={last_batch_handle!r}); "
+            "pass last_batch_handle='discard'"
+        )
 
 
 class NDArrayIter(DataIter):
@@ -134,6 +165,7 @@ class NDArrayIter(DataIter):
         # would hold the data set three times at once (yours, that copy, the shuffled)
         self.data = named_inputs(data, False, data_name, keep_host=shuffle)
         self.label = named_inputs(label, True, label_name, keep_host=shuffle)
+        _check_csr_handling(self.data + self.label, last_batch_handle)
         self.num_data = _common_length(self.data + self.label)
         if (num_parts, part_index) != (1, 0):
             rows = _part_rows(self.num_data, num_parts, part_index)

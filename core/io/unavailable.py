@@ -1,17 +1,13 @@
 """MXNet's C++ iterators that rebind does not have, each refusing with its reason."""
 
 __all__ = [
-    "ImageDetRecordIter",
     "ImageRecordIter_v1",
     "ImageRecordUInt8Iter_v1",
-    "LibSVMIter",
 ]
 
 IMAGE_PIPELINE = (
-    "MXNet's deprecated v1 and detection image iterators are not implemented; "
-    "use mx.io.ImageRecordIter"
+    "MXNet's deprecated v1 image iterators are not implemented; use mx.io.ImageRecordIter"
 )
-SPARSE = "LibSVMIter yields CSR batches; rebind stores every array densely"
 
 
 def _refusing(name, reason):
@@ -25,5 +21,3 @@ def _refusing(name, reason):
 
 ImageRecordIter_v1 = _refusing("ImageRecordIter_v1", IMAGE_PIPELINE)
 ImageRecordUInt8Iter_v1 = _refusing("ImageRecordUInt8Iter_v1", IMAGE_PIPELINE)
-ImageDetRecordIter = _refusing("ImageDetRecordIter", IMAGE_PIPELINE)
-LibSVMIter = _refusing("LibSVMIter", SPARSE)

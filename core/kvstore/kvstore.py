@@ -34,6 +34,7 @@ from ..errors import DTypeMismatchError, PluginError, RebindError, ShapeError
 from ..fileutil import write_atomic
 from ..optimizer import Optimizer, get_updater
 from ..optimizer.updater import Updater
+from . import host_copies, sparse
 from .base import FAMILY, KVStoreBase, register
 from .keys import key_kind, key_value_pairs
 
@@ -58,6 +59,7 @@ class KVStore(KVStoreBase):
         self._str_order = {}  # str key -> rank of its init, MXNet's internal int key
         self._key_kind = None  # int or str, fixed by the first init
         self._updater = None
+        self._buffers = {}  # key -> the array its host pushes are summed into (_merge)
 
     # -- what a concrete store decides ----------------------------------------
     def _home_context(self, value):
@@ -126,21 +128,28 @@ class KVStore(KVStoreBase):
         groups = self._groups(self._pairs(key, value, "push"), "push")
         for name, arrays in groups:
             self._check_push(name, arrays)
-        self._apply_all([(name, self._merge(arrays)) for name, arrays in groups])
+        if type(self)._merge is KVStore._merge:  # rebind's sums: host ones in place, in threads
+            self._apply_all(host_copies.merge_all(self._merge_key, groups))
+        else:  # a subclass sums its own way
+            self._apply_all([(name, self._merge(arrays)) for name, arrays in groups])
 
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy the stored value of each key into every array of ``out``, on its context."""
         if out is None:
             raise TypeError(f"kvstore {self._type!r}: pull needs out= (the arrays to fill)")
+        copies = []
         for name, outs in self._groups(self._pairs(key, out, "pull"), "pull"):
             stored = self._store[name]
+            warned = self.__dict__.setdefault("_sparse_warned", set())
+            outs = sparse.pulled_targets(self, name, outs, ignore_sparse, warned)
             for target in outs:
                 if target.shape != stored.shape:
                     raise ShapeError(
                         f"kvstore {self._type!r}: pull of key {name!r} into an array of shape "
                         f"{target.shape}; the stored value has shape {stored.shape}"
                     )
-                stored.copyto(target)
+                copies.append((stored, target))
+        host_copies.copy_all(copies)
 
     def pushpull(self, key, value, out=None, priority=0):
         """``push`` then ``pull``; without ``out`` the result lands in ``value`` itself."""
@@ -153,11 +162,20 @@ class KVStore(KVStoreBase):
         self.pull(key, out, priority)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Not available: rebind arrays are dense only."""
-        raise NotImplementedError(
-            f"kvstore {self._type!r}: row_sparse_pull needs row-sparse arrays, and rebind "
-            "has dense arrays only; use pull"
-        )
+        """Copy the stored rows at ``row_ids`` into each row_sparse ``out`` (``kvstore.sparse``).
+
+        ``row_ids`` is an NDArray (or a list, one per output) of row ids, in
+        any order and with repeats; one array for several outputs is used for
+        all of them. The key must be stored as row_sparse.
+        """
+        sparse.row_sparse_pull(self, key, out, row_ids)
+
+    def _sparse_source(self, name):
+        """The stored row_sparse value of ``name`` (for ``row_sparse_pull``)."""
+        self._groups([(name, [])], "row_sparse_pull")  # the key must be initialized
+        stored = self._store[name]
+        sparse.check_stored_row_sparse(self, name, stored)
+        return stored
 
     def set_gradient_compression(self, compression_params):
         """Not available: gradient compression is not implemented in rebind."""
@@ -261,14 +279,39 @@ class KVStore(KVStoreBase):
                     f"{array.dtype.__name__}; the stored value has dtype {stored.dtype.__name__}"
                 )
 
+    def _merge_key(self, arrays, name):
+        """The sum pushed for key ``name``: into the key's buffer between host contexts.
+
+        With an updater set, the sum is read by the update and dropped, so it
+        goes into the same array at every push, as MXNet's CommCPU keeps one;
+        otherwise ``_merge`` makes a new one (it becomes the stored value).
+        """
+        if self._updater is not None and len(arrays) > 1:
+            ctx = self._reduce_context(arrays)
+            if all(host_copies.on_host(array, ctx) for array in arrays):
+                return host_copies.sum_on_host(arrays, ctx, self._buffer(name, arrays[0], ctx))
+        return self._merge(arrays)
+
     def _merge(self, arrays):
         """The sum of ``arrays``, a new array on the reduce context, in the order given."""
         ctx = self._reduce_context(arrays)
+        if sparse.is_sparse(arrays):  # MXNet reduces by the first value's storage type
+            return sparse.merge_row_sparse(self, arrays, ctx)
+        if len(arrays) > 1 and all(host_copies.on_host(array, ctx) for array in arrays):
+            return host_copies.sum_on_host(arrays, ctx)  # host memory is one: no copies first
         merged = arrays[0].copyto(ctx)
         with ctx.backend.device(ctx.device_id):
             for array in arrays[1:]:
                 merged._data += array.as_in_context(ctx)._data
         return merged
+
+    def _buffer(self, name, like, ctx):
+        """The array the host pushes of key ``name`` are summed into (made once)."""
+        like = like._data
+        buffer = self._buffers.get(name)
+        if buffer is None or buffer.shape != like.shape or buffer.dtype != like.dtype:
+            buffer = self._buffers[name] = ctx.backend.xp.empty_like(like)
+        return buffer
 
     def _apply_all(self, merged):
         """Store each ``(name, sum)``, or update the stored values with one updater call.

@@ -375,9 +375,7 @@ class BaseModule:
         """
         if sparse_row_id_fn is not None:
             warnings.warn(
-                f"{type(self).__name__}.prepare: sparse_row_id_fn is ignored: rebind "
-                "parameters are dense, there are no row_sparse parameters to pull",
-                stacklevel=2,
+                UserWarning("sparse_row_id_fn is not invoked for BaseModule."), stacklevel=2
             )
 
     def _devices_may_differ(self):

@@ -27,6 +27,7 @@ from .inputs import (
 )
 from .optimizing import OptimizingMixin
 from .parameters import ParamsMixin
+from .sparse_params import host_param, pull_batch_rows, sparse_rows_on_store
 
 __all__ = ["Module"]
 
@@ -255,8 +256,8 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
             def host_zeros(block):
                 return NDArray(backend.host_zeros(block[0].shape, block[0].dtype), host)
 
-            self._arg_params = {
-                name: host_zeros(block)
+            self._arg_params = {  # row_sparse parameters keep their storage type
+                name: host_param(block, host_zeros)
                 for name, block in zip(group.param_names, group.param_arrays, strict=True)
             }
             self._aux_params = {
@@ -285,12 +286,18 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
 
     # -- computation ---------------------------------------------------------------------------
     def prepare(self, data_batch, sparse_row_id_fn=None):
-        """Nothing to prepare for a dense Module, once it is bound."""
+        """Pull the rows of row_sparse parameters the batch needs (``sparse_row_id_fn``).
+
+        ``sparse_row_id_fn(data_batch)`` returns ``{parameter name: row ids}``;
+        those rows are pulled from the kvstore into the devices' arrays. Without
+        a kvstore holding the parameters it warns and does nothing, as MXNet.
+        """
         self._lifecycle.require("bound_only", "prepare")
-        super().prepare(data_batch, sparse_row_id_fn=sparse_row_id_fn)
+        pull_batch_rows(self, data_batch, sparse_row_id_fn)
 
     def _devices_may_differ(self):
-        return len(self._context) > 1
+        # row_sparse parameters updated on a kvstore: the devices hold only pulled rows
+        return len(self._context) > 1 or sparse_rows_on_store(self)
 
     def _copy_ahead(self, data_batch):
         group = self._exec_group

@@ -13,6 +13,7 @@ from ..initializer import InitDesc
 from ..model import split_params
 from .base import DEFAULT_INITIALIZER, resolve_initializer
 from .inputs import check_unclaimed_inputs
+from .sparse_params import pull_all_rows
 
 __all__ = ["ParamsMixin"]
 
@@ -140,4 +141,5 @@ class ParamsMixin:
     def _sync_params_from_devices(self):
         """Refresh the CPU copies from the devices (after ``update`` changed them there)."""
         self._exec_group.get_params(self._arg_params, self._aux_params)
+        pull_all_rows(self)  # row_sparse parameters: the kvstore holds the updated rows
         self._params_dirty = False

@@ -86,6 +86,9 @@ def copy_batch_part(sources, targets):
         if not isinstance(source, NDArray):
             target[:] = source
             continue
+        if source.stype != "default" or target.stype != "default":
+            _copy_sparse_part(source, target)  # parts copied, never the dense form
+            continue
         if source._data.shape != target._data.shape:
             raise ShapeError(
                 f"an input of shape {source.shape} was given for an array bound "
@@ -95,6 +98,16 @@ def copy_batch_part(sources, targets):
             target._data[...] = source._data
         else:
             source.copyto(target)
+
+
+def _copy_sparse_part(source, target):
+    """Copy a batch input into its bound array when either is sparse (csr data, say)."""
+    if tuple(source.shape) != tuple(target.shape):
+        raise ShapeError(
+            f"an input of shape {source.shape} was given for an array bound "
+            f"with shape {target.shape}; reshape the module or fix the batch"
+        )
+    source.copyto(target)
 
 
 def load_sliced(sources, targets, axes):

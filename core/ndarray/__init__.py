@@ -2,7 +2,7 @@
 
 from . import _internal as _internal  # MXNet's underscore operators
 from . import contrib as contrib  # the _contrib_ operators rebind has
-from . import image, linalg, random, utils
+from . import image, linalg, random, sparse, utils
 from . import op as op  # MXNet's non-underscore operators
 from .creation import (
     arange,
@@ -54,6 +54,7 @@ from .interop import (
 )
 from .ndarray import NDArray
 from .serialization import install_pickling, load, load_frombuffer, save
+from .sparse_create import cast_storage
 from .views import install_views
 
 install_methods(NDArray)
@@ -87,6 +88,7 @@ __all__ = [
     "add",
     "arange",
     "array",
+    "cast_storage",
     "concatenate",
     "divide",
     "empty",
@@ -121,6 +123,7 @@ __all__ = [
     "power",
     "random",
     "save",
+    "sparse",
     "split_v2",
     "subtract",
     "to_dlpack_for_read",

@@ -1,8 +1,8 @@
 """``mx.nd.contrib``: the ``_contrib_*`` operators rebind has, under their short names, on arrays.
 
-MXNet's contrib operators are outside rebind's operator set except where a
-public operator is also registered under a ``_contrib_`` name (CTCLoss);
-those are reachable here as MXNet's code reaches them (``contrib.ctc_loss``).
+Every registered ``_contrib_`` operator is reachable here as MXNet's code
+reaches it (``contrib.box_nms``, ``contrib.ctc_loss``); the detection,
+resampling and attention families live in ``ops/contrib_*.py``.
 """
 
 import math

@@ -46,6 +46,10 @@ def array(source_array, ctx=None, dtype=None):
     As in MXNet, the dtype defaults to the source's for an NDArray and to
     float32 for everything else, NumPy arrays included.
     """
+    if _is_sparse_source(source_array):
+        from .sparse_create import array as sparse_array
+
+        return sparse_array(source_array, ctx=ctx, dtype=dtype)
     ctx = resolve_context(ctx)
     backend = ctx.backend
     if isinstance(source_array, NDArray):
@@ -57,8 +61,27 @@ def array(source_array, ctx=None, dtype=None):
     return NDArray(backend.asarray(values, np.dtype(dtype), ctx.device_id), ctx)
 
 
+def _is_sparse_source(source):
+    """A sparse NDArray or a SciPy sparse matrix: ``array`` keeps it sparse, as MXNet does."""
+    if isinstance(source, NDArray):
+        return source.stype != "default"
+    return type(source).__module__.startswith("scipy.sparse")
+
+
+def _sparse_call(function, stype, shape, ctx, dtype, kwargs):
+    """``mx.nd.sparse.<function>`` for a 'csr' or 'row_sparse' ``stype``."""
+    from . import sparse_create
+
+    if kwargs:
+        raise TypeError(f"{function}: unexpected arguments {sorted(kwargs)}")
+    return getattr(sparse_create, function)(stype, shape, ctx=ctx, dtype=dtype)
+
+
 def empty(shape, ctx=None, dtype=None, **kwargs):
-    """An uninitialised array."""
+    """An uninitialised array (a sparse one, all zeros, with ``stype='csr'|'row_sparse'``)."""
+    stype = kwargs.pop("stype", None)
+    if stype not in (None, "default"):
+        return _sparse_call("empty", stype, shape, ctx, dtype, kwargs)
     _dense_only(kwargs)
     ctx = resolve_context(ctx)
     return NDArray(
@@ -67,10 +90,13 @@ def empty(shape, ctx=None, dtype=None, **kwargs):
 
 
 def zeros(shape, ctx=None, dtype=None, out=None, **kwargs):
-    """An array of zeros (``stype`` other than 'default' is refused: rebind is dense).
+    """An array of zeros, of storage ``stype`` ('default', 'csr' or 'row_sparse').
 
     With ``out``, as in MXNet, that array is filled and returned instead.
     """
+    stype = kwargs.pop("stype", None)
+    if stype not in (None, "default") and out is None:
+        return _sparse_call("zeros", stype, shape, ctx, dtype, kwargs)
     _dense_only(kwargs)
     if out is not None:
         return _filled(out, shape, 0)
@@ -116,14 +142,16 @@ def _filled(out, shape, val):
 def _dense_only(kwargs):
     stype = kwargs.pop("stype", None)
     if stype not in (None, "default"):
-        raise NotImplementedError(f"stype={stype!r}: rebind stores every array densely")
+        raise NotImplementedError(
+            f"stype={stype!r} here: only zeros, empty and mx.nd.sparse make sparse arrays"
+        )
     if kwargs:
         raise TypeError(f"unexpected arguments {sorted(kwargs)}")
 
 
 def zeros_like(other):
-    """Zeros with the shape, dtype and context of ``other``."""
-    return zeros(other.shape, ctx=other.context, dtype=other.dtype)
+    """Zeros with the shape, dtype, context and storage type of ``other`` (MXNet's op keeps it)."""
+    return zeros(other.shape, ctx=other.context, dtype=other.dtype, stype=other.stype)
 
 
 def ones_like(other):

@@ -117,7 +117,7 @@ def _from_device_dlpack(source, device_id):
     except ImportError:
         raise RuntimeError(
             "from_dlpack: the tensor lives on a GPU and CuPy is not installed "
-            "(pip install rebind[cupy])"
+            "(pip install 'rebind[gpu]' or 'rebind[gpu-cuda13]')"
         ) from None
     from ..context import gpu
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..fileutil import write_atomic
+from .sparse_format import STORAGE_IDS, SparseRecord, densify, validate_record
 
 __all__ = ["encode", "encode_record", "decode", "save_file", "load_file"]
 
@@ -22,9 +23,6 @@ MAX_NDIM = 32
 # Zero-size shapes are backed by no bytes, so bound them on their own: NumPy
 # cannot describe a shape whose non-zero dims multiply past ~2**63.
 MAX_ELEMENTS = 2**48
-# Sparse records are densified from their logical shape, which no byte count
-# backs; cap it so a corrupted shape cannot exhaust memory.
-MAX_SPARSE_DENSE_BYTES = 2**30
 
 _FLAG_NAMES = {
     0: "float32",
@@ -57,10 +55,11 @@ _KIND_SIZE_TO_FLAG = {
 
 
 def encode(arrays, names=None):
-    """Serialize dense arrays (and optional names) into MXNet's list format.
+    """Serialize arrays (and optional names) into MXNet's list format.
 
     Args:
-        arrays: list of ``numpy.ndarray`` or ``None`` (a "none" array).
+        arrays: list of ``numpy.ndarray``, ``SparseRecord`` (a csr or
+            row_sparse array, written as MXNet writes it) or ``None`` (a "none" array).
         names: ``None`` for a list save, else one ``str`` per array.
 
     All records are V3 (numpy-shape semantics) when any array is 0-d or
@@ -68,7 +67,7 @@ def encode(arrays, names=None):
     back from; otherwise all are V2, as ``mx.nd.save`` writes them.
     """
     arrays, names = _checked_arguments(arrays, names)
-    numpy_shape = any(a is not None and (a.ndim == 0 or a.size == 0) for a in arrays)
+    numpy_shape = any(isinstance(a, np.ndarray) and (a.ndim == 0 or a.size == 0) for a in arrays)
     parts = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for index, array in enumerate(arrays):
         label = f"array {index}" + ("" if names is None else f" ({names[index]!r})")
@@ -81,9 +80,10 @@ def _checked_arguments(arrays, names):
     """Return (arrays, names) as lists, refusing anything that cannot pair up."""
     arrays = list(arrays)
     for index, array in enumerate(arrays):
-        if array is not None and not isinstance(array, np.ndarray):
+        if array is not None and not isinstance(array, (np.ndarray, SparseRecord)):
             raise TypeError(
-                f"array {index}: expected numpy.ndarray or None, got {type(array).__name__}"
+                f"array {index}: expected numpy.ndarray, SparseRecord or None, "
+                f"got {type(array).__name__}"
             )
     if names is None:
         return arrays, None
@@ -107,6 +107,13 @@ def encode_record(array, device=(1, 0)):
 def _encode_record(array, numpy_shape, label, device=(1, 0)):
     """Encode one dense record: magic, storage, shape, device (cpu(0)), dtype, data."""
     magic = V3_MAGIC if numpy_shape else V2_MAGIC
+    if isinstance(array, SparseRecord):
+        if numpy_shape:  # MXNet, too, refuses sparse arrays in numpy-shape files
+            raise FormatError(
+                f"{label}: a {array.stype} array cannot be saved with 0-d or zero-size "
+                "arrays in one file (numpy-shape records are dense only); save them apart"
+            )
+        return _encode_sparse(array, label, device)
     if array is None:
         # A "none" array has an unknown shape: ndim 0 in V2, ndim -1 in V3.
         return struct.pack("<Iii", magic, 0, -1 if numpy_shape else 0)
@@ -115,6 +122,25 @@ def _encode_record(array, numpy_shape, label, device=(1, 0)):
     little = array.dtype.newbyteorder("<")
     data = array.astype(little, copy=False).tobytes(order="C")
     return head + struct.pack("<iii", *device, flag) + data
+
+
+def _shape_bytes(shape):
+    return struct.pack(f"<i{len(shape)}q", len(shape), *shape)
+
+
+def _little_bytes(array):
+    return array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes(order="C")
+
+
+def _encode_sparse(record, label, device):
+    """One sparse V2 record, laid out as ``NDArray::Save`` writes it (FORMATS.md (a))."""
+    parts = [struct.pack("<Ii", V2_MAGIC, STORAGE_IDS[record.stype])]
+    parts += [_shape_bytes(record.values.shape), _shape_bytes(record.shape)]
+    parts.append(struct.pack("<iii", *device, _flag_for(record.values.dtype, label)))
+    for aux in record.aux:
+        parts += [struct.pack("<i", _flag_for(aux.dtype, label)), _shape_bytes(aux.shape)]
+    parts += [_little_bytes(record.values)] + [_little_bytes(aux) for aux in record.aux]
+    return b"".join(parts)
 
 
 def _flag_for(dtype, label):
@@ -158,8 +184,8 @@ class _ParseError(Exception):
 class _Reader:
     """A cursor over the file bytes that reports failures with their offset."""
 
-    def __init__(self, buf, quirk):
-        self.buf, self.pos, self.where = buf, 0, ""
+    def __init__(self, buf, quirk, sparse=False):
+        self.buf, self.pos, self.where, self.sparse = buf, 0, "", sparse
         self.quirk, self.quirk_used = quirk, False
 
     def fail(self, offset, problem):
@@ -185,11 +211,12 @@ class _Reader:
         return struct.unpack_from(fmt, self.buf, self.take(struct.calcsize(fmt), what))
 
 
-def decode(buf, source="<bytes>"):
+def decode(buf, source="<bytes>", sparse=False):
     """Parse list-file bytes into ``(arrays, names)``; names is None if unnamed.
 
-    Accepts V1, V2, V3 and pre-V1 records; sparse records come back dense and a
-    "none" record as ``None``. Raises FormatError naming ``source`` and offset.
+    Accepts V1, V2, V3 and pre-V1 records; sparse records come back dense, or
+    as ``SparseRecord`` with ``sparse=True``, and a "none" record as ``None``.
+    Raises FormatError naming ``source`` and offset.
     """
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError(f"decode needs bytes, got {type(buf).__name__}")
@@ -200,7 +227,7 @@ def decode(buf, source="<bytes>"):
     # such records as 0-d arrays when the next bytes look like a context and a
     # dtype flag; if that whole parse fails, parse again with the "none"
     # reading, and report whichever error got further into the file.
-    first = _Reader(data, quirk=True)
+    first = _Reader(data, quirk=True, sparse=sparse)
     try:
         return _parse(first)
     except _ParseError as error:
@@ -208,24 +235,30 @@ def decode(buf, source="<bytes>"):
             raise FormatError(f"{source}: {error}") from None
         quirk_error = error
     try:
-        return _parse(_Reader(data, quirk=False))
+        return _parse(_Reader(data, quirk=False, sparse=sparse))
     except _ParseError as error:
         best = max((error, quirk_error), key=lambda e: e.offset)
         raise FormatError(f"{source}: {best}") from None
 
 
-def decode_record(raw, source="<record>"):
+def decode_record(raw, source="<record>", sparse=False):
     """One record alone, as MXNet pickles an NDArray: ``(values or None, device or None)``.
 
-    ``device`` is the ``(type id, device id)`` a dense V2/V3 record with a shape
-    names (the caller decides where to put the array); None for other records.
+    ``device`` is the ``(type id, device id)`` a V2/V3 record with a shape names
+    (the caller decides where to put the array); None for other records.
     """
     head = struct.pack("<QQQ", LIST_MAGIC, 0, 1)
-    (values,), _ = decode(head + bytes(raw) + struct.pack("<Q", 0), source)
-    magic, stype, ndim = struct.unpack_from("<Iii", raw)
-    if magic not in (V2_MAGIC, V3_MAGIC) or stype != 0 or ndim <= 0:
+    (values,), _ = decode(head + bytes(raw) + struct.pack("<Q", 0), source, sparse)
+    magic, stype = struct.unpack_from("<Ii", raw)
+    if magic not in (V2_MAGIC, V3_MAGIC) or values is None:
         return values, None
-    return values, struct.unpack_from("<ii", raw, 12 + 8 * ndim)
+    offset = 8
+    if stype in _SPARSE:  # skip the storage shape
+        offset += 4 + 8 * struct.unpack_from("<i", raw, offset)[0]
+    (ndim,) = struct.unpack_from("<i", raw, offset)
+    if ndim <= 0:
+        return values, None
+    return values, struct.unpack_from("<ii", raw, offset + 4 + 8 * ndim)
 
 
 def _parse(reader):
@@ -379,59 +412,12 @@ def _read_sparse(reader, offset, stype, storage, shape):
         aux_specs.append((aux_flag, aux_offset, _read_shape(reader, False)))
     values = _read_values(reader, flag, flag_offset, storage)
     aux = [_read_values(reader, *spec) for spec in aux_specs]
+    record = SparseRecord(_SPARSE[stype][0], values, tuple(aux), shape)
     try:
-        return _densify(stype, values, aux, shape)
+        validate_record(record)
+        return record if reader.sparse else densify(record)
     except ValueError as error:
         raise reader.fail(offset, f"bad {_SPARSE[stype][0]} record: {error}") from None
-
-
-def _densify(stype, values, aux, shape):
-    """Scatter sparse values into a zero array; ValueError if inconsistent."""
-    if math.prod(shape) * values.itemsize > MAX_SPARSE_DENSE_BYTES:
-        raise ValueError(f"dense shape {shape} exceeds {MAX_SPARSE_DENSE_BYTES} bytes")
-    dense = np.zeros(shape, values.dtype)
-    if stype == 1:
-        dense[_row_indices(values, aux[0], shape)] = values
-    else:
-        dense[_csr_coordinates(values, aux[0], aux[1], shape)] = values
-    return dense
-
-
-def _row_indices(values, indices, shape):
-    """Check a row_sparse record's shapes and unique row indices; return them."""
-    if len(shape) < 1 or values.shape[1:] != shape[1:] or values.ndim != len(shape):
-        raise ValueError(f"storage shape {values.shape} does not fit shape {shape}")
-    if indices.shape != values.shape[:1]:
-        raise ValueError(f"indices shape {indices.shape} for {len(values)} rows")
-    _check_range(indices, shape[0], "row index")
-    if np.unique(indices).size != indices.size:
-        raise ValueError("duplicate row indices")
-    return indices.astype(np.intp)
-
-
-def _csr_coordinates(values, indptr, indices, shape):
-    """Check a csr record's indptr/indices; return (rows, cols) of values."""
-    nnz = values.shape[0] if values.ndim == 1 else -1
-    if len(shape) != 2 or indptr.shape != (shape[0] + 1,) or indices.shape != (nnz,):
-        raise ValueError(
-            f"values {values.shape}, indptr {indptr.shape} and "
-            f"indices {indices.shape} do not fit shape {shape}"
-        )
-    steps = np.diff(indptr.astype(np.int64))
-    if indptr[0] != 0 or indptr[-1] != nnz or (steps < 0).any():
-        raise ValueError("indptr is not a non-decreasing 0..nnz sequence")
-    _check_range(indices, shape[1], "column index")
-    rows = np.repeat(np.arange(shape[0], dtype=np.intp), steps)
-    cols = indices.astype(np.intp)
-    if np.unique(rows * shape[1] + cols).size != nnz:
-        raise ValueError("duplicate (row, column) entries")
-    return rows, cols
-
-
-def _check_range(indices, bound, what):
-    """Raise ValueError unless every index lies in ``0 .. bound - 1``."""
-    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= bound):
-        raise ValueError(f"{what} out of range 0..{bound - 1}")
 
 
 # ---------------------------------------------------------------- files
@@ -442,8 +428,8 @@ def save_file(path, arrays, names=None):
     write_atomic(path, encode(arrays, names))  # encoding fails before the disk is touched
 
 
-def load_file(path):
+def load_file(path, sparse=False):
     """Read and decode a list file; returns ``(arrays, names)`` like decode."""
     with open(path, "rb") as handle:
         data = handle.read()
-    return decode(data, source=str(path))
+    return decode(data, source=str(path), sparse=sparse)

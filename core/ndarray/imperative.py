@@ -13,7 +13,11 @@ from ..errors import ContextMismatchError
 from ..ops import FLUENT_METHODS
 from ..ops.base import OpContext, positional_params, split_positional
 from ..ops.params import to_attr_string
+from ..ops.sparse_parts import is_sparse
 from ..profiler import PROFILER
+from .imperative_sparse import from_parts, needs_storage_dispatch, run_with_storage, to_parts
+from .imperative_sparse_update import handles as handles_update
+from .imperative_sparse_update import run_update
 from .ndarray import NDArray
 
 __all__ = ["invoke", "op_function", "install_methods"]
@@ -76,6 +80,10 @@ def invoke(op_name, args, kwargs):
         [a.shape for a in aux],
         node=op.name,
     )
+    if handles_update(op, inputs):  # update ops on sparse arrays (imperative_sparse_update)
+        return run_update(op, params, raw, inputs, out, ctx)
+    if needs_storage_dispatch(op, raw, inputs + aux):  # sparse storage (imperative_sparse)
+        return _deliver(_run_sparse(op, params, raw, inputs, aux, ctx, out_shapes), out)
     # out=input 0 (``sgd_update(w, g, out=w)``): MXNet's kernel then writes over the
     # input it reads, which nag_mom_update's result depends on
     inplace = _writes_input0(out, inputs)
@@ -91,6 +99,16 @@ def invoke(op_name, args, kwargs):
         outputs = _unshared(ctx.backend.xp, outputs, in_data + aux_data)
     results = [NDArray(o, ctx) for o in outputs]
     return _deliver(results, out)
+
+
+def _run_sparse(op, params, raw, inputs, aux, ctx, out_shapes):
+    """The call through storage inference: sparse kernels, or MXNet's fallback."""
+    op_ctx = OpContext(False, ctx.backend, ctx.device_id, tuple(out_shapes))
+    values, aux_values = [to_parts(a) for a in inputs], [to_parts(a) for a in aux]
+    outputs, _, _ = run_with_storage(op, op_ctx, params, raw, values, aux_values, ctx)
+    dense_in = [v for v in values + aux_values if not is_sparse(v)]
+    outputs = [o if is_sparse(o) else _unshared(ctx.backend.xp, [o], dense_in)[0] for o in outputs]
+    return [from_parts(o, ctx) for o in outputs]
 
 
 def _unshared(xp, outputs, inputs):

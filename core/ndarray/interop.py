@@ -83,10 +83,10 @@ def _as_nd_ndarray(self):
 
 
 def _tostype(self, stype):
-    """A dense copy for ``stype='default'``; rebind stores every array densely."""
-    if stype != "default":
-        raise NotImplementedError(f"tostype({stype!r}): rebind stores every array densely")
-    return self.copy()
+    """A copy in storage ``stype``: 'default', 'csr' (2-d arrays) or 'row_sparse'."""
+    from .sparse_create import cast_storage
+
+    return cast_storage(self, stype)
 
 
 def _detach(self):

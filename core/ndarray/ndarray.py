@@ -63,7 +63,7 @@ class NDArray:
 
     @property
     def stype(self):
-        """Storage type; rebind arrays are always dense."""
+        """Storage type: 'default' (dense); CSRNDArray and RowSparseNDArray say theirs."""
         return "default"
 
     @property
@@ -132,6 +132,8 @@ class NDArray:
         if isinstance(other, NDArray):
             if other is self:
                 return other
+            if other.stype != "default":  # a sparse target converts what it receives
+                return other._store(self)
             if other.shape != self.shape:
                 raise ShapeError(
                     f"copyto: source has shape {self.shape}, target has shape {other.shape}"

@@ -1,7 +1,8 @@
 """``nd.save`` / ``nd.load``: NDArrays in MXNet's list file (``.params``) format.
 
 The byte-level codec is ``fileformat``; this module turns NDArrays into host
-arrays and back. Loaded arrays land on ``cpu(0)``: the device recorded in the
+arrays (``SparseRecord`` for csr and row_sparse arrays, written and read as
+MXNet writes them) and back. Loaded arrays land on ``cpu(0)``: the device recorded in the
 file is informational (MXNet moves arrays to a recorded GPU when one exists;
 rebind leaves that choice to the caller, e.g. ``as_in_context``).
 """
@@ -9,6 +10,8 @@ rebind leaves that choice to the caller, e.g. ``as_in_context``).
 from ..context import Context, cpu, num_gpus
 from . import fileformat
 from .ndarray import NDArray
+from .sparse_array import make_sparse
+from .sparse_format import SparseRecord
 
 __all__ = ["save", "load", "load_frombuffer", "install_pickling"]
 
@@ -16,7 +19,7 @@ __all__ = ["save", "load", "load_frombuffer", "install_pickling"]
 def _host_arrays(data):
     """(host arrays, names or None) from an NDArray, a list of them, or a dict."""
     if isinstance(data, NDArray):
-        return [data.asnumpy()], None
+        return [_host(data)], None
     if isinstance(data, dict):
         for key, value in data.items():
             if not isinstance(key, str):
@@ -39,7 +42,24 @@ def _check_value(value, where):
 
 
 def _host(value):
-    return None if value is None else value.asnumpy()
+    """A dense array's NumPy values, a sparse array's host SparseRecord, or None."""
+    if value is None:
+        return None
+    if value.stype == "default":
+        return value.asnumpy()
+    to_host = value.context.backend.to_host
+    aux = tuple(to_host(a) for a in value._aux)
+    return SparseRecord(value.stype, to_host(value._values), aux, value.shape)
+
+
+def _on_context(host, ctx):
+    """An NDArray (dense or sparse) on ``ctx`` from a host array or SparseRecord."""
+    backend, device = ctx.backend, ctx.device_id
+    if isinstance(host, SparseRecord):
+        values = backend.asarray(host.values, host.values.dtype, device)
+        aux = tuple(backend.asarray(a, a.dtype, device) for a in host.aux)
+        return make_sparse(host.stype, values, aux, host.shape, ctx)
+    return NDArray(backend.asarray(host, host.dtype, device), ctx)
 
 
 def save(fname, data):
@@ -50,8 +70,7 @@ def save(fname, data):
 
 def _wrap_loaded(arrays, names):
     ctx = cpu()
-    backend = ctx.backend
-    wrapped = [None if a is None else NDArray(backend.asarray(a, a.dtype, 0), ctx) for a in arrays]
+    wrapped = [None if a is None else _on_context(a, ctx) for a in arrays]
     if names is None:
         return wrapped
     return dict(zip(names, wrapped, strict=True))
@@ -59,19 +78,19 @@ def _wrap_loaded(arrays, names):
 
 def load(fname):
     """Read a file written by ``save`` (or by MXNet): a list, or a dict when it has names."""
-    return _wrap_loaded(*fileformat.load_file(fname))
+    return _wrap_loaded(*fileformat.load_file(fname, sparse=True))
 
 
 def load_frombuffer(buf):
     """Like ``load``, from the bytes of such a file."""
-    return _wrap_loaded(*fileformat.decode(bytes(buf), source="<buffer>"))
+    return _wrap_loaded(*fileformat.decode(bytes(buf), source="<buffer>", sparse=True))
 
 
 # -- pickling: MXNet's state, {"handle": one V2 record naming the array's device} ------
 def _getstate(self):
     """The pickled state: the array's record in MXNet's file format, as MXNet pickles it."""
     device = (self.context.device_typeid or 1, self.context.device_id)
-    return {"handle": bytearray(fileformat.encode_record(self.asnumpy(), device))}
+    return {"handle": bytearray(fileformat.encode_record(_host(self), device))}
 
 
 def _setstate(self, state):
@@ -82,11 +101,18 @@ def _setstate(self, state):
             "unpickling an NDArray without data (MXNet's handle None): rebind has no empty "
             "NDArray handles; pickle arrays that hold data"
         )
-    values, device = fileformat.decode_record(bytes(record), "<pickle>")
-    ctx = _recorded_context(device)
-    self._ctx = ctx
-    self._data = ctx.backend.asarray(values, values.dtype, ctx.device_id)
-    self._version = 0
+    values, device = fileformat.decode_record(bytes(record), "<pickle>", sparse=True)
+    array = _on_context(values, _recorded_context(device))
+    if array.stype != self.stype:
+        raise ValueError(
+            f"unpickling a {type(self).__name__} from a {array.stype} record; "
+            "the pickle is corrupt or from another class"
+        )
+    if array.stype == "default":
+        self._data = array._data
+    else:
+        self._values, self._aux, self._shape = array._values, array._aux, array.shape
+    self._ctx, self._version = array.context, 0
 
 
 def _recorded_context(device):

@@ -119,11 +119,12 @@ class CastStorageParams:
 
 
 def _cast_storage_forward(ctx, p, inputs, aux):
-    if p.stype != "default":
-        raise NotImplementedError(
-            f"cast_storage(stype={p.stype!r}): rebind has dense storage only (no CSR or "
-            "row_sparse arrays); stype='default' copies the dense array"
-        )
+    """The values of the cast array, on the dense arrays this kernel receives.
+
+    Storage itself is the array layer's business: ``mx.nd.cast_storage`` and
+    ``NDArray.tostype`` build the csr / row_sparse array (ndarray/sparse_create.py);
+    a bound graph that runs this kernel on dense buffers holds the same values.
+    """
     return [inputs[0].copy()], None
 
 
@@ -211,7 +212,7 @@ OPS = [
         params=CastStorageParams,
         forward=_cast_storage_forward,
         backward=_pass_backward,
-        doc="Convert storage type; only 'default' (dense) in rebind.",
+        doc="Convert storage type (default, csr, row_sparse); the values are unchanged.",
     ),
     OpDef(
         name="_square_sum",

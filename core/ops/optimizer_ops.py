@@ -313,8 +313,8 @@ _PHASE2 = ("weight", "g", "r1", "r2")
 _ADAMW = ("weight", "grad", "mean", "var")
 
 OPS = [
-    update_op("sgd_update", SGDParams, _W, _sgd),
-    update_op("sgd_mom_update", SGDMomParams, _WG, _sgd),
+    update_op("sgd_update", SGDParams, _W, _sgd, aliases=("_sparse_sgd_update",)),
+    update_op("sgd_mom_update", SGDMomParams, _WG, _sgd, aliases=("_sparse_sgd_mom_update",)),
     update_op("mp_sgd_update", SGDParams, (*_W, "weight32"), _sgd, mp=True),
     update_op("mp_sgd_mom_update", SGDMomParams, (*_WG, "weight32"), _sgd, mp=True),
     OpDef(
@@ -327,11 +327,11 @@ OPS = [
     update_op("mp_nag_mom_update", NAGMomParams, (*_WG, "weight32"), _mp_nag, mp=True),
     update_op("signsgd_update", SignSGDParams, _W, _signsgd),
     update_op("signum_update", SignumParams, _WG, _signum),
-    update_op("adam_update", AdamParams, _ADAMW, _adam),
+    update_op("adam_update", AdamParams, _ADAMW, _adam, aliases=("_sparse_adam_update",)),
     update_op("ftml_update", FTMLParams, (*_W, "d", "v", "z"), _ftml),
     update_op("rmsprop_update", RMSPropParams, (*_W, "n"), _rmsprop),
     update_op("rmspropalex_update", RMSPropAlexParams, (*_W, "n", "g", "delta"), _rmspropalex),
-    update_op("ftrl_update", FtrlParams, (*_W, "z", "n"), _ftrl),
+    update_op("ftrl_update", FtrlParams, (*_W, "z", "n"), _ftrl, aliases=("_sparse_ftrl_update",)),
     update_op(
         "_adamw_update",
         AdamWParams,

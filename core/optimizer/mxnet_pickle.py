@@ -27,7 +27,8 @@ import numpy as np
 
 from ..context import Context, cpu
 from ..errors import FormatError
-from ..ndarray import NDArray, fileformat
+from ..ndarray import fileformat
+from ..ndarray.serialization import _on_context as on_context
 
 __all__ = ["loads"]
 
@@ -226,7 +227,7 @@ def _ndarray_from_record(raw, source, where):
     """
     if raw is None:
         return None
-    values, device = fileformat.decode_record(raw, source=f"{source} {where}")
+    values, device = fileformat.decode_record(raw, source=f"{source} {where}", sparse=True)
     if values is None:
         return None
     device_type, device_id = device or (1, 0)
@@ -236,5 +237,5 @@ def _ndarray_from_record(raw, source, where):
 
 
 def _on_cpu(host, ctx=None):
-    ctx = cpu() if ctx is None else ctx
-    return NDArray(ctx.backend.asarray(host, host.dtype, ctx.device_id), ctx)
+    """An NDArray (a sparse one for a sparse record) of ``host`` on ``ctx`` (cpu())."""
+    return on_context(host, cpu() if ctx is None else ctx)

@@ -17,6 +17,7 @@ import numbers
 import struct
 
 from ..ndarray import NDArray, fileformat
+from ..ndarray.serialization import _host as host_record
 
 __all__ = ["PROTOCOL", "dumps"]
 
@@ -27,6 +28,11 @@ _FRAME_TARGET = 64 * 1024
 _FRAME_MIN = 4
 _BATCH = 1000  # items per SETITEMS/APPENDS
 _NDARRAY_GLOBAL = ("mxnet.ndarray.ndarray", "NDArray")
+# MXNet pickles a sparse array under its own class (NDArray.__reduce__ names type(self))
+_SPARSE_GLOBALS = {
+    "row_sparse": ("mxnet.ndarray.sparse", "RowSparseNDArray"),
+    "csr": ("mxnet.ndarray.sparse", "CSRNDArray"),
+}
 _BYTEARRAY_GLOBAL = ("builtins", "bytearray")
 
 
@@ -165,8 +171,9 @@ class _Writer:
     def save_ndarray(self, array, where):
         """``NDArray.__reduce__``: ``NDArray(None)``, then ``{'handle': bytearray(record)}``."""
         ctx = array.context
-        record = fileformat.encode_record(array.asnumpy(), (ctx.device_typeid, ctx.device_id))
-        self.save_global(_NDARRAY_GLOBAL)
+        # a row_sparse (or csr) state is written as its sparse record, as MXNet pickles it
+        record = fileformat.encode_record(host_record(array), (ctx.device_typeid, ctx.device_id))
+        self.save_global(_SPARSE_GLOBALS.get(array.stype, _NDARRAY_GLOBAL))
         self.commit()
         if not self.recall("(None,)"):  # the constant argument tuple of __reduce__
             self.write(b"N\x85")

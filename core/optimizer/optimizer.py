@@ -16,6 +16,7 @@ import numpy as np
 from .. import registry
 from ..ndarray import NDArray, zeros
 from . import rules
+from .sparse_updates import new_state, sparse_aware
 
 __all__ = ["Optimizer", "create", "register"]
 
@@ -50,6 +51,14 @@ class Optimizer:
     # whether MXNet's update of this optimizer is a fused operator, whose scalar
     # settings are C floats (SGD, Adam, ...), or NDArray arithmetic in doubles
     _float32_settings = False
+
+    def __init_subclass__(cls, **kwargs):
+        # every update() learns MXNet's row_sparse paths (lazy, standard, fallback):
+        # dense calls pass straight through (sparse_updates.sparse_aware)
+        super().__init_subclass__(**kwargs)
+        update = cls.__dict__.get("update")
+        if update is not None and not getattr(update, "sparse_aware", False):
+            cls.update = sparse_aware(update)
 
     def __init__(
         self,
@@ -270,6 +279,9 @@ class Optimizer:
             return
         master, inner = state if self._master_copy_first else (state[1], state[0])
         self.update(index, master, grad.astype(np.float32), inner)
+        if getattr(weight, "stype", "default") != "default":  # (a sparse _data is a copy)
+            weight._store(master)
+            return
         weight._data[...] = master._data.astype(weight._data.dtype)
 
     # -- helpers for implementations ------------------------------------------------------
@@ -309,9 +321,15 @@ class Optimizer:
         return tuple(self._setting(weight._data, value) for value in values)
 
     @staticmethod
-    def _state_zeros(weight, shape=None, dtype="weight"):
-        """A zero NDArray on the weight's context (float32 when ``dtype`` is None)."""
+    def _state_zeros(weight, shape=None, dtype="weight", stype="default"):
+        """A zero NDArray on the weight's context (float32 when ``dtype`` is None).
+
+        ``stype='row_sparse'`` makes a row_sparse state holding no row, as
+        MXNet's ``zeros(..., stype=weight.stype)`` does for sparse weights.
+        """
         dtype = weight.dtype if dtype == "weight" else dtype
+        if stype != "default":
+            return new_state(weight, stype, shape, "float32" if dtype is None else dtype)
         return zeros(weight.shape if shape is None else shape, weight.context, dtype=dtype)
 
     @staticmethod

@@ -33,6 +33,8 @@ from .. import lr_scheduler, registry
 from ..context import cpu
 from ..errors import FormatError
 from ..ndarray import NDArray, fileformat
+from ..ndarray.serialization import _host as host_record
+from ..ndarray.serialization import _on_context as on_context
 from . import mxnet_pickle
 from .optimizer import Optimizer
 
@@ -71,7 +73,7 @@ def _encode(value, arrays, where):
         number = float(value)
         return number if math.isfinite(number) else {"float": repr(number)}
     if isinstance(value, NDArray):
-        arrays.append(value.asnumpy())
+        arrays.append(host_record(value))  # row_sparse states stay row_sparse
         return {"array": len(arrays) - 1}
     if isinstance(value, (tuple, list)):
         items = [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(value)]
@@ -156,7 +158,9 @@ def _split(data):
         raise FormatError(f"updater states: the header is not valid JSON: {exc}") from None
     if not isinstance(header, dict) or header.get("version") != VERSION:
         raise FormatError("updater states: the header is not a version-1 object")
-    arrays, names = fileformat.decode(data[body + length :], source="updater states arrays")
+    arrays, names = fileformat.decode(
+        data[body + length :], source="updater states arrays", sparse=True
+    )
     if names is not None:
         raise FormatError("updater states: the array list must not be named")
     return header, arrays
@@ -182,8 +186,7 @@ def _decode_array(body, arrays, where):
     host = arrays[body]
     if host is None:
         return None
-    ctx = cpu()
-    return NDArray(ctx.backend.asarray(host, host.dtype, ctx.device_id), ctx)
+    return on_context(host, cpu())
 
 
 def _decode_sequence(kind):

@@ -13,6 +13,7 @@ from . import _internal as _internal  # MXNet's underscore operators
 from . import contrib as contrib  # the _contrib_ operators rebind has
 from . import image, linalg, random
 from . import op as op  # MXNet's non-underscore operators
+from . import sparse as sparse  # MXNet's mx.sym.sparse operator names
 from .compose import Variable, create, op_function, var
 from .helpers import eye, histogram, hypot, install_extras, linspace, split_v2
 from .names import AttrScope, NameManager, Prefix

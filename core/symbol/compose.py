@@ -82,10 +82,10 @@ def Variable(
         attrs["__dtype__"] = _dtype_flag(dtype, name)
     if init is not None:
         attrs["__init__"] = init if isinstance(init, str) else init.dumps()
-    if stype is not None:
-        if stype != "default":
-            raise NotImplementedError(f"stype={stype!r}: rebind stores every array densely")
-        attrs["__storage_type__"] = "0"
+    if stype is not None:  # MXNet's integer id: default 0, row_sparse 1, csr 2
+        from .infer_storage import stype_attr
+
+        attrs["__storage_type__"] = stype_attr(stype)
     for key, value in kwargs.items():
         if not (key.startswith("__") and key.endswith("__")):
             raise ValueError(f"Variable attribute {key!r} must start and end with '__'")
@@ -110,6 +110,7 @@ def create(op_name, hint, args, kwargs):
     """A symbol applying operator ``op_name`` (see module doc)."""
     op = registry.lookup("operators", op_name)
     name, attr = kwargs.pop("name", None), kwargs.pop("attr", None)
+    kwargs.pop("out", None)  # MXNet's generated symbol functions drop out= too
     # lr_mult=..., ctx_group=... given to an op are attributes, as in MXNet
     hidden = {stored_key(k): str(kwargs.pop(k)) for k in list(kwargs) if k in HIDDEN_KEYS}
     inputs = {k: v for k, v in kwargs.items() if isinstance(v, Symbol)}

@@ -322,6 +322,7 @@ class Symbol:
             shared_exec=shared_exec,
             shared_buffer=shared_buffer,
             shapes=kwargs,
+            stype_dict=stype_dict,
         )
 
     def bind(

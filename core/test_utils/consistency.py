@@ -9,6 +9,7 @@ from .. import ndarray as nd
 from .. import random as mx_random
 from ..symbol import Symbol
 from .compare import assert_almost_equal, compare_ndarray_tuple
+from .random_data import rand_ndarray
 from .tolerances import default_context, get_tols
 
 
@@ -207,20 +208,14 @@ def compare_optimizer(
     ntensors=1,
 ):
     """Apply one update of ``opt1`` and ``opt2`` to equal weights and compare the results."""
-    if w_stype != "default" or g_stype != "default":
-        raise NotImplementedError(
-            "compare_optimizer: rebind has no sparse storage; only "
-            "w_stype='default' and g_stype='default' work"
-        )
     if isinstance(shape, list):
         _compare_multi_tensor(opt1, opt2, shape, dtype, rtol, atol, compare_states, ntensors)
         return
     assert ntensors == 1
     ctx = default_context()
-    w2 = mx_random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-    w1 = w2.copyto(ctx)
-    g2 = mx_random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-    g1 = g2.copyto(ctx)
+    # as MXNet: opt2 gets the sparse arrays, opt1 their dense copies
+    w2, w1 = _optimizer_input(shape, dtype, w_stype, ctx, density=1)
+    g2, g1 = _optimizer_input(shape, dtype, g_stype, ctx)
     state1 = opt1.create_state_multi_precision(0, w1)
     state2 = opt2.create_state_multi_precision(0, w2)
     if compare_states:
@@ -230,6 +225,20 @@ def compare_optimizer(
     if compare_states:
         compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
     assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+
+
+def _optimizer_input(shape, dtype, stype, ctx, density=None):
+    """(array for opt2, dense copy for opt1): uniform when dense, ``rand_ndarray``'s when sparse."""
+    if stype == "default":
+        array = mx_random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        return array, array.copyto(ctx)
+    if stype in ("row_sparse", "csr"):
+        array = rand_ndarray(shape, stype, density=density, dtype=dtype)
+        return array, array.copyto(ctx).tostype("default")
+    raise ValueError(
+        f"compare_optimizer: storage type {stype!r} is not supported; use 'default', "
+        "'row_sparse' or 'csr'"
+    )
 
 
 def _compare_multi_tensor(opt1, opt2, shapes, dtype, rtol, atol, compare_states, ntensors):

@@ -139,6 +139,11 @@ def check_numeric_gradient(
     grads_npy = {k: np.random.normal(0, 0.01, size=location[k].shape) for k in grad_nodes}
     grads_npy["__random_proj"] = np.random.normal(0, 0.01, size=out_shape[0])
     args_grad = {k: nd.array(v, ctx=ctx, dtype=dtype) for k, v in grads_npy.items()}
+    for k, stype in (grad_stype_dict or {}).items():
+        if k in args_grad and stype not in (None, "default"):
+            # a sparse gradient starts empty (MXNet: "uninitialized sparse ndarray")
+            args_grad[k] = nd.zeros(args_grad[k].shape, ctx=ctx, dtype=dtype, stype=stype)
+            grad_req[k] = "write"
     executor = out.bind(
         ctx, grad_req=grad_req, args=location, args_grad=args_grad, aux_states=aux_states
     )
@@ -224,11 +229,6 @@ def check_symbolic_backward(
     unchanged. Returns the gradient NDArrays by argument name.
     """
     assert dtype == "asnumpy" or dtype in _FLOATS
-    if grad_stypes and any(s not in (None, "default") for s in grad_stypes.values()):
-        raise NotImplementedError(
-            "check_symbolic_backward(grad_stypes=...): rebind has no "
-            "sparse storage; leave grad_stypes out"
-        )
     ctx = ctx if ctx is not None else default_context()
     location = _parse_location(sym, location, ctx, dtype)
     aux_states = _parse_aux_states(sym, aux_states, ctx, dtype)
@@ -241,6 +241,12 @@ def check_symbolic_backward(
         )
         for k, v in grads_npy.items()
     }
+    for k, stype in (grad_stypes or {}).items():
+        if k in args_grad and stype not in (None, "default"):
+            # MXNet binds an empty sparse array (create_sparse_array with density 0)
+            args_grad[k] = nd.zeros(
+                args_grad[k].shape, ctx=ctx, dtype=args_grad[k].dtype, stype=stype
+            )
     if isinstance(grad_req, str):
         grad_req = {k: grad_req for k in sym.list_arguments()}
     elif isinstance(grad_req, (list, tuple)):

@@ -2,13 +2,18 @@
 
 Every draw comes from NumPy's global generator in the order MXNet 1.9.1's
 ``test_utils`` draws, so a test seeded with ``np.random.seed(n)`` gets the
-values it got on MXNet. Sparse storage does not exist in rebind: the sparse
-generators raise NotImplementedError saying so.
+values it got on MXNet. The sparse generators live in ``sparse_data``.
 """
 
 import numpy as np
 
 from .. import ndarray as nd
+from .sparse_data import (
+    create_sparse_array,
+    create_sparse_array_zd,
+    rand_sparse_ndarray,
+    shuffle_csr_column_indices,
+)
 from .tolerances import default_context, default_dtype
 
 __all__ = [
@@ -36,12 +41,6 @@ __all__ = [
     "random_uniform_arrays",
     "shuffle_csr_column_indices",
 ]
-
-_NO_SPARSE = "rebind stores every array densely: sparse storage types ({}) are not available"
-
-
-def _sparse_refused(stype):
-    return NotImplementedError(_NO_SPARSE.format(stype))
 
 
 def random_arrays(*shapes):
@@ -82,31 +81,21 @@ def rand_ndarray(
     distribution=None,
     ctx=None,
 ):
-    """A standard-normal NDArray of ``shape`` on ``ctx`` (the default context)."""
-    if stype != "default":
-        raise _sparse_refused(stype)
+    """A random NDArray on ``ctx``: standard-normal, or ``rand_sparse_ndarray``'s when sparse."""
     ctx = ctx if ctx else default_context()
-    return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
-
-
-def rand_sparse_ndarray(shape, stype, *args, **kwargs):
-    """Sparse arrays do not exist in rebind: always raises NotImplementedError."""
-    raise _sparse_refused(stype)
-
-
-def create_sparse_array(shape, stype, *args, **kwargs):
-    """Sparse arrays do not exist in rebind: always raises NotImplementedError."""
-    raise _sparse_refused(stype)
-
-
-def create_sparse_array_zd(shape, stype, *args, **kwargs):
-    """Sparse arrays do not exist in rebind: always raises NotImplementedError."""
-    raise _sparse_refused(stype)
-
-
-def shuffle_csr_column_indices(csr):
-    """CSR arrays do not exist in rebind: always raises NotImplementedError."""
-    raise _sparse_refused("csr")
+    if stype == "default":
+        return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
+    arr, _ = rand_sparse_ndarray(
+        shape,
+        stype,
+        density=density,
+        modifier_func=modifier_func,
+        dtype=dtype,
+        shuffle_csr_indices=shuffle_csr_indices,
+        distribution=distribution,
+        ctx=ctx,
+    )
+    return arr
 
 
 def rand_shape_2d(dim0=10, dim1=10, allow_zero_size=False):

@@ -158,3 +158,11 @@ def test_nccl_unique_id_of_an_unknown_kind_is_refused():
 
     with pytest.raises(mpi_comm.DistributedError, match="unknown kind"):
         unpack_unique_id(b"x1234")
+
+
+@needs_mpi
+def test_row_sparse_values_between_workers():
+    result, _ = launch(2, "sparse_kvstore_worker.py")
+    assert result.returncode == 0, output(result)
+    for rank in range(2):
+        assert f"rank {rank}: sparse kvstore checks passed" in result.stdout, output(result)

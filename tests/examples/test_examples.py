@@ -111,3 +111,23 @@ def test_operator_test_suite_example_passes_under_pytest():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"^13 passed", result.stdout, re.MULTILINE), result.stdout
+
+
+def test_sparse_linear_classification_learns_in_little_memory(tmp_path):
+    # a million features: the dense form of one batch of 512 would take ~2 GB
+    args = ["--num-examples", "4000", "--num-epochs", "3", "--data-dir", str(tmp_path)]
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "sparse_linear_classification.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=EXAMPLES.parent,
+    )
+    assert result.returncode == 0, f"failed:\n{result.stdout}\n{result.stderr}"
+    assert "weight: row_sparse, (1000000, 2)" in result.stdout
+    accuracy = re.search(r"Validation accuracy: ([0-9.]+)", result.stdout)
+    assert accuracy and float(accuracy.group(1)) >= 0.7, result.stdout
+    peak = re.search(
+        r"Peak memory: ([0-9]+) MB; the dense form would need ([0-9]+) MB", result.stdout
+    )
+    assert peak and int(peak.group(1)) < int(peak.group(2)), result.stdout

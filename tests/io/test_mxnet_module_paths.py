@@ -29,9 +29,7 @@ def test_getdata_by_idx_takes_rows():
     assert name == "data" and picked.asnumpy().ravel().tolist() == [2.0, 0.0]
 
 
-@pytest.mark.parametrize(
-    "name, reason", [("ImageRecordIter_v1", "use mx.io.ImageRecordIter"), ("LibSVMIter", "densely")]
-)
+@pytest.mark.parametrize("name, reason", [("ImageRecordIter_v1", "use mx.io.ImageRecordIter")])
 def test_missing_iterators_refuse_with_their_reason(name, reason):
     with pytest.raises(NotImplementedError, match=reason):
         getattr(mx.io, name)(path_imgrec="train.rec", batch_size=4)

@@ -387,9 +387,7 @@ def test_malformed_keys_and_values(kv, ctx):
         kv.pull(1)
 
 
-def test_sparse_and_compression_are_not_implemented(kv, ctx):
-    with pytest.raises(NotImplementedError, match="dense arrays only"):
-        kv.row_sparse_pull(1, out=filled(0, ctx), row_ids=mx.nd.array([0]))
+def test_compression_is_not_implemented(kv, ctx):
     with pytest.raises(NotImplementedError, match="gradient compression"):
         kv.set_gradient_compression({"type": "2bit", "threshold": 0.5})
 

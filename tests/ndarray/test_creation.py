@@ -144,18 +144,25 @@ def test_zeros_like_ones_like(ctx, dtype):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda **kw: mx.nd.zeros((2, 2), **kw),
         lambda **kw: mx.nd.ones((2, 2), **kw),
         lambda **kw: mx.nd.full((2, 2), 1.0, **kw),
-        lambda **kw: mx.nd.empty((2, 2), **kw),
     ],
-    ids=["zeros", "ones", "full", "empty"],
+    ids=["ones", "full"],
 )
-def test_sparse_storage_is_refused(ctx, make):
+def test_sparse_storage_is_refused_where_mxnet_has_none(ctx, make):
     for stype in ("csr", "row_sparse"):
         with pytest.raises(NotImplementedError, match=stype):
             make(ctx=ctx, stype=stype)
     assert make(ctx=ctx, stype="default").stype == "default"
+
+
+@pytest.mark.parametrize("make", [mx.nd.zeros, mx.nd.empty], ids=["zeros", "empty"])
+def test_zeros_and_empty_make_sparse_storage(ctx, make):
+    for stype in ("csr", "row_sparse"):
+        array = make((2, 3), ctx=ctx, stype=stype, dtype="float16")
+        assert array.stype == stype and array.context == ctx and array.dtype == np.float16
+        np.testing.assert_array_equal(array.asnumpy(), np.zeros((2, 3)))
+    assert make((2, 2), ctx=ctx, stype="default").stype == "default"
 
 
 # ------------------------------------------------------------------------ arange

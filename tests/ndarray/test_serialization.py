@@ -12,7 +12,6 @@ from tests.conftest import GOLDEN
 CASES = json.loads((GOLDEN / "manifest.json").read_text())["categories"]["ndarray_files"]["cases"]
 # Files whose re-save cannot be byte-identical, and why (see README, "Differences").
 NOT_REPRODUCED = {
-    "sparse_csr_rowsparse": "rebind stores arrays densely",
     "legacy_0d_unloadable": "re-saved in the V3 form MXNet can read",
 }
 

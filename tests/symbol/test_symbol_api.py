@@ -90,8 +90,15 @@ def test_variable_rejects_bad_arguments():
         mx.sym.Variable(3)
     with pytest.raises(ValueError, match="attribute 'a' must be a string"):
         mx.sym.Variable("x", attr={"a": 1})
-    with pytest.raises(NotImplementedError, match="row_sparse"):
-        mx.sym.Variable("x", stype="row_sparse")
+    with pytest.raises(ValueError, match="'dense' is not a storage type"):
+        mx.sym.Variable("x", stype="dense")
+
+
+def test_variable_stype_is_mxnet_storage_id():
+    # MXNet 1.9.1 writes __storage_type__ as its integer id: default 0, row_sparse 1, csr 2
+    assert mx.sym.Variable("x", stype="row_sparse").attr("__storage_type__") == "1"
+    assert mx.sym.Variable("x", stype="csr").attr("__storage_type__") == "2"
+    assert mx.sym.Variable("x", stype="default").attr("__storage_type__") == "0"
 
 
 def test_variable_attr_dict_maps_hidden_keys():

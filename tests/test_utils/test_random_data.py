@@ -50,17 +50,6 @@ def test_rand_ndarray_context_and_dtype(ctx):
     assert array.context == ctx and array.dtype == np.float64 and array.shape == (2, 3)
 
 
-@pytest.mark.parametrize("stype", ["csr", "row_sparse"])
-def test_sparse_generators_refuse_with_the_reason(stype):
-    for call in (
-        lambda: tu.rand_ndarray((3, 3), stype=stype),
-        lambda: tu.rand_sparse_ndarray((3, 3), stype),
-        lambda: tu.create_sparse_array((3, 3), stype),
-    ):
-        with pytest.raises(NotImplementedError, match="densely"):
-            call()
-
-
 def test_matrices_have_the_promised_spectrum():
     np.random.seed(3)
     general = tu.new_matrix_with_real_eigvals_nd((2, 4, 4))

@@ -22,6 +22,8 @@ _OPTIMIZER_UPDATES = (
     "rmsprop_update",
     "rmspropalex_update",
     "ftrl_update",
+    "_sparse_adagrad_update",
+    "_contrib_group_adagrad_update",
     "ftml_update",
     "signsgd_update",
     "signum_update",
@@ -99,6 +101,12 @@ _INTERNAL = {
     "_split_v2_backward": "the gradient of split",
     "_square_sum": "row-sparse storage's sum of squares for optimizers",
     "cast_storage": "a conversion between sparse and dense storage",
+    "_sparse_retain": "it keeps chosen rows of a row_sparse array; ONNX has no sparse tensors",
+    "_contrib_SparseEmbedding": (
+        "an Embedding whose gradient is row_sparse; export a model with Embedding instead"
+    ),
+    "_contrib_getnnz": "it counts the stored values of a csr array; ONNX has no sparse tensors",
+    "_contrib_quadratic": "a*x^2 + b*x + c; rebind does not export it yet (Mul and Add could)",
     "_scatter_elemwise_div": "row-sparse storage's elemwise_div (export the dense op)",
     "_scatter_plus_scalar": "sparse storage's _plus_scalar on stored values (use the dense op)",
     "_scatter_minus_scalar": "sparse storage's _minus_scalar on stored values (use the dense op)",
