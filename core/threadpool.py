@@ -32,8 +32,9 @@ Small products need no rule here: OpenBLAS runs a GEMM of up to 262,144
 multiply-adds on one thread (its ``GEMM_MULTITHREAD_THRESHOLD``), and measured
 on 2 idle cores two threads there take the time of one. MXNet's
 ``MXNET_CPU_WORKER_NTHREADS`` (operators run side by side) has no counterpart:
-rebind runs one operator at a time, and the executors of several cpu contexts
-take turns in the calling thread.
+rebind runs one operator at a time. The executors of several cpu contexts run
+side by side (``side_by_side.py``), and within ``shared_by(n)`` each of the n
+gets the count divided by n.
 """
 
 import math
@@ -45,7 +46,7 @@ import warnings
 
 from .cpus import LoadSampler, usable_cpus
 
-__all__ = ["compute_threads", "engine_threads", "refresh"]
+__all__ = ["compute_threads", "engine_threads", "refresh", "shared_by"]
 
 # The user's word for rebind's count, first found wins (OMP_NUM_THREADS as MXNet reads it)
 COUNT_VARIABLES = ("REBIND_NUM_THREADS", "OMP_NUM_THREADS")
@@ -142,6 +143,7 @@ class BlasPools:
         environ = os.environ if environ is None else environ
         self._users = {api for api, names in LIBRARY_VARIABLES.items() if _any_set(names, environ)}
         self._set = {}  # library file -> the count rebind set last
+        self._libraries = ()  # threadpoolctl's controllers of the pools found last
         self.applied = None
         self.rescan_due = True  # libraries may load after the first limit
         try:
@@ -155,7 +157,13 @@ class BlasPools:
         """Set every pool rebind may set to ``threads`` (found anew: libraries load late)."""
         from threadpoolctl import ThreadpoolController
 
-        for library in ThreadpoolController().lib_controllers:
+        self._libraries = ThreadpoolController().lib_controllers
+        self.rescan_due = False
+        self.hold(threads)
+
+    def hold(self, threads):
+        """Set the pools the last ``limit`` found to ``threads`` (microseconds: no new scan)."""
+        for library in self._libraries:
             if library.internal_api in self._users or library.user_api in self._users:
                 continue  # the user's variable for this library wins
             last = self._set.get(library.filepath)
@@ -165,7 +173,6 @@ class BlasPools:
                 library.set_num_threads(threads)
             self._set[library.filepath] = threads
         self.applied = threads
-        self.rescan_due = False
 
     def size_at_load(self, threads):
         """Load NumPy's BLAS with ``threads`` through its variables (no threadpoolctl)."""
@@ -191,11 +198,49 @@ POOLS = BlasPools()
 _UPDATING = threading.Lock()
 
 
+_SHARERS = [1]  # threads running compute side by side now (see shared_by)
+
+
 def compute_threads():
-    """The number of threads CPU kernels may use now (at least 1)."""
+    """The number of threads CPU kernels may use now (at least 1), per caller of ``shared_by``."""
     if time.monotonic() >= POLICY.next_sample:
         _update()
-    return POLICY.threads
+    return max(1, POLICY.threads // _SHARERS[0])
+
+
+class shared_by:  # noqa: N801  (a context manager used as a function)
+    """Within it, ``callers`` threads run CPU compute side by side, each on its share.
+
+    ``compute_threads()`` and the BLAS pools give each caller the count divided
+    by ``callers`` (at least 1): two executors running at once on a 2-core
+    machine each run their products on one thread instead of both spinning two.
+    The calling thread enters it around the work it hands out; it does not nest
+    across threads (one group of side-by-side callers at a time).
+    """
+
+    __slots__ = ("_callers", "_previous")
+
+    def __init__(self, callers):
+        self._callers = max(1, int(callers))
+
+    def __enter__(self):
+        self._previous = _SHARERS[0]
+        _share(self._callers)
+        return self
+
+    def __exit__(self, *exc):
+        _share(self._previous)
+        return False
+
+
+def _share(callers):
+    """Divide the count among ``callers`` and hold the BLAS pools to one caller's part."""
+    _SHARERS[0] = callers
+    threads = max(1, POLICY.threads // callers)
+    if POOLS.controllable and POOLS.rescan_due:
+        POOLS.limit(threads)  # once: the pools were not looked for since the import
+    elif POOLS.controllable and threads != POOLS.applied:
+        POOLS.hold(threads)
 
 
 def engine_threads():
@@ -220,7 +265,7 @@ def _update():
     if not _UPDATING.acquire(blocking=False):
         return  # another thread is sampling: the current count stands meanwhile
     try:
-        threads = POLICY.update(time.monotonic())
+        threads = max(1, POLICY.update(time.monotonic()) // _SHARERS[0])
         if POOLS.controllable and (threads != POOLS.applied or POOLS.rescan_due):
             POOLS.limit(threads)
     finally:

@@ -198,28 +198,58 @@ def test_a_count_someone_else_set_is_left_alone():
             threadpoolctl.threadpool_limits(limits={info["prefix"]: info["num_threads"]})
 
 
-def test_two_cpu_contexts_run_in_the_calling_thread_at_the_policys_count():
+def test_two_cpu_contexts_run_side_by_side_on_the_policys_count_divided():
     data = mx.sym.Variable("data")
     net = mx.sym.FullyConnected(data, num_hidden=64, name="fc1")
     net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(net, num_hidden=4, name="fc2"), name="softmax")
     rng = np.random.RandomState(0)
     batches = mx.io.NDArrayIter(rng.rand(64, 32), rng.randint(0, 4, 64), batch_size=16)
-    seen = []
+    inside, between = [], []
+
+    def blas_counts():
+        infos = threadpoolctl.threadpool_info()
+        return {d["num_threads"] for d in infos if d["user_api"] == "blas"}
+
+    def watched(executor):
+        forward = executor.forward
+
+        def forward_recorded(*args, **kwargs):
+            share = threadpool.compute_threads()
+            inside.append((threading.get_ident(), share, threadpool.POLICY.threads, blas_counts()))
+            return forward(*args, **kwargs)
+
+        executor.forward = forward_recorded
 
     def during_batch(param):
         count = threadpool.compute_threads()  # first: a due sample may resize the pools
-        infos = threadpoolctl.threadpool_info()
-        blas = {d["num_threads"] for d in infos if d["user_api"] == "blas"}
-        seen.append((threading.active_count(), blas, count))
+        between.append((blas_counts(), count))
 
     threadpool.POOLS.limit(threadpool.compute_threads())  # BLAS libraries other tests loaded
-    threads_before = threading.active_count()
     module = mx.mod.Module(net, context=[mx.cpu(0), mx.cpu(1)])
+    module.bind(batches.provide_data, batches.provide_label)
+    for executor in module._exec_group.execs:
+        watched(executor)
     module.fit(batches, num_epoch=1, batch_end_callback=during_batch)
-    assert len(seen) == 4
-    for active, blas, count in seen:
-        assert active == threads_before  # the contexts take turns in this thread
-        assert blas == {count}  # and BLAS stays at the policy's count: no oversubscription
+    assert len(inside) == 8 and len(between) == 4
+    assert len({record[0] for record in inside}) == 2  # one thread per context
+    for _, share, whole, blas in inside:
+        # each context's share of the policy's count (not the whole: BLAS spins; at least 1)
+        assert share == max(1, whole // 2) and blas == {share}
+    for blas, count in between:
+        assert blas == {count}  # the whole count again once the contexts are done
+
+
+def test_shared_by_divides_the_count_among_its_callers(monkeypatch):
+    fixed = ThreadPolicy({"REBIND_NUM_THREADS": "4"}, sampler=FakeSampler([]), cpus=8)
+    monkeypatch.setattr(threadpool, "POLICY", fixed)
+    monkeypatch.setattr(threadpool.POOLS, "controllable", False)  # the count only, not BLAS
+    assert threadpool.compute_threads() == 4
+    with threadpool.shared_by(2):
+        assert threadpool.compute_threads() == 2
+        with threadpool.shared_by(8):
+            assert threadpool.compute_threads() == 1  # never below one thread
+        assert threadpool.compute_threads() == 2  # the outer block's share again
+    assert threadpool.compute_threads() == 4
 
 
 def test_engine_threads_are_the_users_count_else_the_usable_cores_whatever_the_load(monkeypatch):

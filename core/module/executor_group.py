@@ -18,6 +18,7 @@ from ..errors import LifecycleError, ShapeError
 from ..io import DataDesc
 from ..ndarray import NDArray
 from .batch_fields import data_of, label_of
+from .context_threads import ContextRunner
 from .copy_ahead import AheadCopies, as_loaded, loaded_labels_apply
 from .inputs import as_descs
 from .slicing import copy_batch_part, load_sliced, prepare_group2ctxs, slice_axis, split_input_slice
@@ -247,6 +248,7 @@ class DataParallelExecutorGroup:
             ]
         self.aux_arrays = [[e.aux_arrays[i] for e in execs] for i in range(len(self.aux_names))]
         self._single = execs[0] if len(execs) == 1 else None
+        self._runner = ContextRunner(self.contexts, execs)
         # positions in a batch's label list of the labels the network consumes
         self._label_keep = [i for i, name in enumerate(self.label_names) if name in self.arg_names]
         self._label_layouts_used = [self.label_layouts[i] for i in self._label_keep]
@@ -323,8 +325,7 @@ class DataParallelExecutorGroup:
             self.labels_fed = self._load(
                 data_batch, "label", self.label_arrays, self._label_layouts_used
             )
-        for executor in self.execs:
-            executor.forward(is_train=is_train)
+        self._runner.run(lambda index, executor: executor.forward(is_train=is_train))
 
     def _load(self, data_batch, part, targets, axes):
         """Copy the batch's ``part`` into ``targets``; whether the batch had any to copy."""
@@ -359,16 +360,21 @@ class DataParallelExecutorGroup:
             )
         if isinstance(out_grads, NDArray):
             out_grads = [out_grads]
-        for index, executor in enumerate(self.execs):
-            if not out_grads:
-                executor.backward()
-                continue
-            parts = []
-            for grad, axis in zip(out_grads, self.output_layouts, strict=False):
-                if axis >= 0 and self._single is None:
-                    grad = slice_axis(grad, axis, self.slices[index])
-                parts.append(grad.as_in_context(self.contexts[index]))
-            executor.backward(out_grads=parts)
+        if not out_grads:
+            self._runner.run(lambda index, executor: executor.backward())
+            return
+        self._runner.run(
+            lambda index, executor: executor.backward(out_grads=self._grads_of(out_grads, index))
+        )
+
+    def _grads_of(self, out_grads, index):
+        """Context ``index``'s slice of the head gradients, on its context."""
+        parts = []
+        for grad, axis in zip(out_grads, self.output_layouts, strict=False):
+            if axis >= 0 and self._single is None:
+                grad = slice_axis(grad, axis, self.slices[index])
+            parts.append(grad.as_in_context(self.contexts[index]))
+        return parts
 
     def get_outputs(self, merge_multi_context=True, begin=0, end=None):
         """Outputs ``[out1, out2]`` merged over contexts, or ``[[out1_dev1, ...], ...]``."""
