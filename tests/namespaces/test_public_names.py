@@ -46,6 +46,7 @@ COVERED = [
     "nd",
     "nd.NDArray",
     "nd.random",
+    "nd.sparse",
     "onnx",
     "profiler",
     "random",

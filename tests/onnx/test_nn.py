@@ -265,13 +265,20 @@ def test_softmax_activation(tmp_path, mode):
     export_and_compare(net, tmp_path, data=data(2, 3, 4))
 
 
-def test_softmax_with_length_is_refused(tmp_path):
-    net = mx.sym.softmax(mx.sym.var("data"), mx.sym.var("length"), use_length=True, name="sm")
-    with pytest.raises(mx.onnx.OnnxExportError, match="softmax node 'sm'.*use_length"):
-        mx.onnx.export_model(
-            net, {}, in_shapes=[(2, 3), (2,)], onnx_file_path=str(tmp_path / "m.onnx")
-        )
-    assert not (tmp_path / "m.onnx").exists()
+@pytest.mark.parametrize(
+    "op,shape,attrs,length",
+    [
+        ("softmax", (3, 5), {}, np.array([0, 2.5, 7], np.float32)),  # empty, partial, whole
+        ("softmax", (3, 5), {}, np.array([1, 5, 3], np.int32)),
+        ("softmax", (2, 4, 3), {"axis": 1}, np.array([[4, 0, 1], [2, 3, 4]], np.float32)),
+        ("log_softmax", (3, 4), {}, np.array([0, 1, 4], np.int64)),
+        ("softmin", (2, 3, 4), {"temperature": 2.0}, np.array([[1, 2, 3], [4, 0, 2]], "f4")),
+        ("softmax", (6,), {"axis": 0}, np.array([4], np.float32)),
+    ],
+)
+def test_softmax_with_length(tmp_path, op, shape, attrs, length):
+    net = getattr(mx.sym, op)(mx.sym.var("data"), mx.sym.var("length"), use_length=True, **attrs)
+    export_and_compare(net, tmp_path, data=data(*shape) * 3, length=length)
 
 
 # -- UpSampling ----------------------------------------------------------------------------

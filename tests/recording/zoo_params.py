@@ -62,8 +62,9 @@ BATCH = 2
 SEED = 20261129
 
 # Gluon prefixes (the block's name less its counter: "mobilenet0_", "densenet0_",
-# "inception30_") of the networks without identity shortcuts
-_PLAIN_FAMILIES = ("densenet", "inception", "mobilenet")
+# "inception30_", GluonCV's "ssd0_" on MobileNet) of the networks without
+# identity shortcuts
+_PLAIN_FAMILIES = ("densenet", "inception", "mobilenet", "ssd")
 
 
 def param_value(name, shape):
@@ -72,9 +73,9 @@ def param_value(name, shape):
     rng = np.random.RandomState(zlib.crc32(name.encode("utf-8")) & 0x7FFFFFFF)
     if name.endswith("gamma"):
         value = rng.uniform(*_gamma_range(name), shape)
-    elif name.endswith("running_var"):
+    elif name.endswith(("running_var", "moving_var")):
         value = rng.uniform(0.5, 1.5, shape)
-    elif name.endswith(("beta", "bias", "running_mean")):
+    elif name.endswith(("beta", "bias", "running_mean", "moving_mean")):
         value = rng.uniform(-0.1, 0.1, shape)
     else:
         fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else int(shape[0])

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import converter
 from .nn import narrow, wide, work_dtype
-from .tensor_helpers import axes_input, cast, fail, ints, scalar
+from .tensor_helpers import axes_input, cast, ints, scalar
 
 __all__ = []
 
@@ -118,16 +118,40 @@ def convert_lrn(node, g):
 
 
 # -- softmax -------------------------------------------------------------------------------
+def _length_mask(node, g, x):
+    """True where a position along the softmax axis is below its row's ``length``."""
+    ndim = len(node.in_shapes[0])
+    axis = node.params.axis % ndim
+    index = [g.const(np.int64(v), np.int64, node.name + "_i") for v in (0, 1, axis)]
+    size = _op(g, node, "Gather", [_op(g, node, "Shape", [x], "_shape"), index[2]], "_n")
+    positions = _op(g, node, "Range", [index[0], size, index[1]], "_positions")
+    along = [1] * ndim
+    along[axis] = -1
+    positions = _op(g, node, "Reshape", [positions, ints(g, along)], "_along")
+    length = node.inputs[1]
+    if ndim > 1:  # (data's shape without axis) -> a size-1 axis in its place
+        length = _op(g, node, "Unsqueeze", [length, ints(g, [axis])], "_length")
+    # compared in float64, exactly as NumPy compares integer positions with any length
+    positions = cast(g, positions, "float64", hint=node.name + "_positions64")
+    length = cast(g, length, "float64", node.in_dtypes[1], hint=node.name + "_length64")
+    return _op(g, node, "Less", [positions, length], "_mask")
+
+
 def _softmax_family(node, g, sign, op_type):
+    """Softmax over ``axis``; with a length, masked positions are -inf in and 0 out."""
     p, dtype = node.params, node.in_dtypes[0]
-    if p.use_length:
-        raise fail(node, g, f"{node.op.name} with use_length=True (a length input)")
+    work = work_dtype(dtype)
     x = wide(g, node.inputs[0], dtype)
     scale = sign / p.temperature if p.temperature is not None else sign
     if scale != 1:
-        x = _op(g, node, "Mul", [x, scalar(g, scale, work_dtype(dtype), "scale")], "_scaled")
+        x = _op(g, node, "Mul", [x, scalar(g, scale, work, "scale")], "_scaled")
+    mask = _length_mask(node, g, x) if p.use_length else None
+    if mask is not None:
+        x = _op(g, node, "Where", [mask, x, scalar(g, -np.inf, work, "minus_inf")], "_masked")
     result = _op(g, node, op_type, [x], "_softmax", axis=p.axis)
-    narrow(g, result, node.out_dtypes[0], node.outputs[0], work_dtype(dtype))
+    if mask is not None:  # a row of length 0 is NaN in ONNX's softmax and 0 in MXNet's
+        result = _op(g, node, "Where", [mask, result, scalar(g, 0, work, "zero")], "_kept")
+    narrow(g, result, node.out_dtypes[0], node.outputs[0], work)
 
 
 @converter("softmax")
