@@ -4,8 +4,8 @@ MXNet 1.9's Python image API on OpenCV (the optional extra ``image``). The piece
 ``image`` (decoding and the geometric functions), ``augmenters`` (the ``*Aug``
 classes), ``create`` (``CreateAugmenter``), ``image_iter`` (``ImageIter``) and
 ``opencv`` (loading OpenCV; the errors, all MXNetErrors as in MXNet).
-MXNet's detection API (``ImageDetIter``, ``Det*Aug``) is in ``detection`` (also
-``det``) as names that refuse with their reason.
+MXNet's detection API is in ``detection`` (also ``det``): ``ImageDetIter``, with
+the ``Det*Aug`` augmenters of ``det_augmenters`` and ``CreateDetAugmenter``.
 """
 
 from . import augmenters, create, detection, image, image_iter

@@ -1,4 +1,7 @@
-"""``CreateAugmenter``: MXNet 1.9's standard augmenter list for image classification."""
+"""``CreateAugmenter`` and ``CreateDetAugmenter``: MXNet 1.9's standard augmenter lists.
+
+One for image classification, one for object detection (``Det*Aug`` wrappers).
+"""
 
 import numpy as np
 
@@ -9,6 +12,7 @@ from .augmenters import (
     CenterCropAug,
     ColorJitterAug,
     ColorNormalizeAug,
+    ForceResizeAug,
     HorizontalFlipAug,
     HueJitterAug,
     LightingAug,
@@ -17,8 +21,15 @@ from .augmenters import (
     RandomSizedCropAug,
     ResizeAug,
 )
+from .det_augmenters import (
+    CreateMultiRandCropAugmenter,
+    DetBorrowAug,
+    DetHorizontalFlipAug,
+    DetRandomPadAug,
+    DetRandomSelectAug,
+)
 
-__all__ = ["CreateAugmenter"]
+__all__ = ["CreateAugmenter", "CreateDetAugmenter"]
 
 _PCA_EIGVAL = np.array([55.46, 4.794, 1.148])
 _PCA_EIGVEC = np.array(
@@ -79,16 +90,88 @@ def CreateAugmenter(  # noqa: N802  (MXNet's name)
     if rand_mirror:
         auglist.append(HorizontalFlipAug(0.5))
     auglist.append(CastAug())
+    auglist.extend(
+        _color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray, mean, std)
+    )
+    return auglist
+
+
+def _color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray, mean, std):
+    """The colour steps shared by both lists: jitter, hue, lighting, gray, normalisation."""
+    augs = []
     if brightness or contrast or saturation:
-        auglist.append(ColorJitterAug(brightness, contrast, saturation))
+        augs.append(ColorJitterAug(brightness, contrast, saturation))
     if hue:
-        auglist.append(HueJitterAug(hue))
+        augs.append(HueJitterAug(hue))
     if pca_noise > 0:
-        auglist.append(LightingAug(pca_noise, _PCA_EIGVAL, _PCA_EIGVEC))
+        augs.append(LightingAug(pca_noise, _PCA_EIGVAL, _PCA_EIGVEC))
     if rand_gray > 0:
-        auglist.append(RandomGrayAug(rand_gray))
+        augs.append(RandomGrayAug(rand_gray))
     mean = _checked_stat("mean", mean, _IMAGENET_MEAN)
     std = _checked_stat("std", std, _IMAGENET_STD)
     if mean is not None or std is not None:
-        auglist.append(ColorNormalizeAug(mean, std))
+        augs.append(ColorNormalizeAug(mean, std))
+    return augs
+
+
+def CreateDetAugmenter(  # noqa: N802  (MXNet's name)
+    data_shape,
+    resize=0,
+    rand_crop=0,
+    rand_pad=0,
+    rand_gray=0,
+    rand_mirror=False,
+    mean=None,
+    std=None,
+    brightness=0,
+    contrast=0,
+    saturation=0,
+    pca_noise=0,
+    hue=0,
+    inter_method=2,
+    min_object_covered=0.1,
+    aspect_ratio_range=(0.75, 1.33),
+    area_range=(0.05, 3.0),
+    min_eject_coverage=0.3,
+    max_attempts=50,
+    pad_val=(127, 127, 127),
+):
+    """MXNet's standard augmenter list for detection images of ``data_shape`` (C, H, W).
+
+    In order: shorter-edge resize (``resize`` > 0); with probability ``rand_crop`` a
+    random crop (``CreateMultiRandCropAugmenter``: list-valued ``min_object_covered``,
+    ``aspect_ratio_range``, ``area_range``, ``min_eject_coverage`` or ``max_attempts``
+    give several croppers to choose from); a random mirror; with probability
+    ``rand_pad`` a random pad (areas up to ``area_range[1]``, filled with ``pad_val``);
+    the forced resize to (W, H); the cast to float32; then the colour steps of
+    ``CreateAugmenter`` (``True`` ``mean``/``std`` for ImageNet's statistics).
+    """
+    auglist = []
+    if resize > 0:
+        auglist.append(DetBorrowAug(ResizeAug(resize, inter_method)))
+    if rand_crop > 0:
+        auglist.append(
+            CreateMultiRandCropAugmenter(
+                min_object_covered,
+                aspect_ratio_range,
+                area_range,
+                min_eject_coverage,
+                max_attempts,
+                skip_prob=(1 - rand_crop),
+            )  # fmt: skip
+        )
+    if rand_mirror > 0:
+        auglist.append(DetHorizontalFlipAug(0.5))
+    if rand_pad > 0:  # padding late keeps the earlier steps on the smaller image
+        pad = DetRandomPadAug(aspect_ratio_range, (1.0, area_range[1]), max_attempts, pad_val)
+        auglist.append(DetRandomSelectAug([pad], 1 - rand_pad))
+    auglist.append(DetBorrowAug(ForceResizeAug((data_shape[2], data_shape[1]), inter_method)))
+    auglist.append(DetBorrowAug(CastAug()))
+    # MXNet's detection list keeps True's statistics as float64 NumPy arrays (seen in dumps)
+    mean = np.array(_IMAGENET_MEAN) if mean is True else mean
+    std = np.array(_IMAGENET_STD) if std is True else std
+    colors = _color_augmenters(
+        brightness, contrast, saturation, hue, pca_noise, rand_gray, mean, std
+    )
+    auglist.extend(DetBorrowAug(aug) for aug in colors)
     return auglist
