@@ -89,7 +89,7 @@ def check_label_shapes(labels, preds, wrap=False, shape=False):
         ``(labels, preds)``, wrapped when asked.
 
     Raises:
-        ShapeError (a ValueError) naming both shapes.
+        ShapeError: (a ValueError) naming both shapes.
     """
     if shape:
         label_shape, pred_shape = tuple(labels.shape), tuple(preds.shape)

@@ -10,6 +10,9 @@ epoch. The script is plain MXNet 1.9: with ``import mxnet as mx`` in place of
 ``import rebind as mx`` it runs unchanged (MXNet logs its epoch lines at INFO).
 
     python examples/train_imagerecord.py [--num-epochs 8] [--batch-size 64] [--threads 2]
+
+Needs scikit-learn and OpenCV: the ``examples`` extra (``python -m pip install -e
+".[examples]"`` from a checkout) installs both.
 """
 
 import argparse
@@ -37,7 +40,9 @@ def write_records(folder):
         writer = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
         for key, row in enumerate(rows):
             header = mx.recordio.IRHeader(0, float(digits.target[row]), key, 0)
-            writer.write_idx(key, mx.recordio.pack_img(header, images[row], img_fmt=".png"))
+            # for PNG, quality is the compression level (0-9); the default 95 is JPEG's
+            record = mx.recordio.pack_img(header, images[row], quality=9, img_fmt=".png")
+            writer.write_idx(key, record)
         writer.close()
         paths[name] = (rec, idx)
     return paths

@@ -27,8 +27,9 @@ class BaseConvRNNCell(BaseRNNCell):
         num_hidden: the channels of the state.
         h2h_kernel, h2h_dilate: of the state-to-state convolution (odd kernel).
         i2h_kernel, i2h_stride, i2h_pad, i2h_dilate: of the input-to-state one.
-        i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
-        h2h_bias_initializer: the variables' ``init`` (an Initializer or name).
+        i2h_weight_initializer, h2h_weight_initializer: the weights' ``init``
+            (an Initializer or its name).
+        i2h_bias_initializer, h2h_bias_initializer: the biases' ``init``.
         activation: an act_type string or a function ``f(symbol, name=...)``.
         prefix, params: as for every cell.
         conv_layout: the Convolution layout.

@@ -53,9 +53,10 @@ class SVRGModule(SVRGFitMixin, Module):
     """A Module whose updates use SVRG; Module's arguments plus ``update_freq``.
 
     Args:
-        symbol, data_names, label_names, logger, context, work_load_list,
-        fixed_param_names, state_names, group2ctxs, compression_params: as for
-            ``Module`` (``context`` defaults to ``cpu()``).
+        symbol, data_names, label_names, logger, context: as for ``Module``
+            (``context`` defaults to ``cpu()``).
+        work_load_list, fixed_param_names, state_names: as for ``Module``.
+        group2ctxs, compression_params: as for ``Module``.
         update_freq: a positive int: ``fit`` recomputes the full gradient every
             ``update_freq`` epochs. Not an int: TypeError; not positive: ValueError.
     """

@@ -1,0 +1,1 @@
+"""rebind-extras: an example third-party plugin package for rebind (see plugin.py)."""
