@@ -134,7 +134,26 @@ def contribute(registry, ops):
             registry.add(alias, op)
 
 
+# MXNet registers these operators a second time with a "_sparse_" prefix (the names
+# mx.nd.sparse / mx.sym.sparse call); storage dispatch is by input, so each is the
+# same operator
+_SPARSE_ALIASES = (
+    "ElementWiseSum Embedding FullyConnected LinearRegressionOutput LogisticRegressionOutput "
+    "MAERegressionOutput _contrib_round_ste _contrib_sign_ste abs add_n arccos arccosh arcsin "
+    "arcsinh arctan arctanh broadcast_add broadcast_div broadcast_minus broadcast_mul "
+    "broadcast_plus broadcast_sub cast_storage cbrt ceil clip concat cos cosh degrees dot "
+    "elemwise_add elemwise_div elemwise_mul elemwise_sub exp expm1 fix floor gamma gammaln log "
+    "log10 log1p log2 make_loss mean negative norm radians relu rint round rsqrt sigmoid sign "
+    "sin sinh slice sqrt square stop_gradient sum tan tanh trunc where zeros_like"
+).split()
+
+
 @hookimpl
 def rebind_add_operators(registry):
+    by_name = {}
     for module in family_modules():
         contribute(registry, module.OPS)
+        by_name.update({alias: op for op in module.OPS for alias in (op.name, *op.aliases)})
+    for name in _SPARSE_ALIASES:
+        if f"_sparse_{name}" not in by_name:
+            registry.add(f"_sparse_{name}", by_name[name])

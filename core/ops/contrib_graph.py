@@ -5,8 +5,8 @@ array ``graph``, or -1 where nothing is stored there (an explicitly stored 0
 stays 0). MXNet 1.9.1 computes it on csr input only ("only works for csr
 matrices"); the csr kernel here is reached through the sparse dispatcher
 (``sparse_kernels``), and the dense entry point refuses dense graphs as MXNet.
-The other DGL operators (dgl_subgraph, dgl_adjacency, neighbour sampling,
-graph compaction) are not implemented.
+The other DGL operators are in contrib_dgl.py (dgl_adjacency, dgl_subgraph,
+dgl_graph_compact) and contrib_dgl_sample.py (the neighbour samplers).
 """
 
 from .base import OpDef, merge_shape, mismatch

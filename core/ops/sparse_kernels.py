@@ -8,6 +8,8 @@ MXNet has a kernel there and warns nothing).
 """
 
 from ..errors import RebindError
+from .contrib_dgl import KERNELS as DGL_KERNELS
+from .contrib_dgl_sample import KERNELS as SAMPLER_KERNELS
 from .contrib_graph import edge_id_csr_kernel
 from .sparse_dot import KERNELS as PRODUCT_KERNELS
 from .sparse_parts import AUX_DTYPE, Parts, as_matrix, empty, from_dense, to_dense
@@ -201,3 +203,4 @@ KERNELS.update(
         "_lesser_equal_scalar": values_kernel,
     }
 )
+KERNELS.update({**DGL_KERNELS, **SAMPLER_KERNELS})

@@ -15,6 +15,8 @@ tests/golden/sparse_ops/imperative.json.
 """
 
 from ..errors import RebindError
+from .contrib_dgl import STORAGE as DGL_STORAGE
+from .contrib_dgl_sample import STORAGE as SAMPLER_STORAGE
 
 __all__ = [
     "DEFAULT",
@@ -374,6 +376,7 @@ FORWARD.update(
         "_contrib_edge_id": _getnnz,  # csr in, dense out; nothing else (as MXNet)
     }
 )
+FORWARD.update({**DGL_STORAGE, **SAMPLER_STORAGE})  # DGL graph ops: csr in (contrib_dgl*)
 
 
 FORWARD.update({name: _logic_scalar(compare) for name, compare in _COMPARISONS.items()})

@@ -36,6 +36,12 @@ KNOWN_DIFFERENCES = {
         set(),
         "MXNet lists no parameters for it but its kernel reads a reduction's axes",
     ),
+    "_contrib_SparseEmbedding": (
+        {"deterministic"},
+        set(),
+        "MXNet lists Embedding's parameters (sparse_grad) for it but parses "
+        "SparseEmbeddingParam (indexing_op.cc): deterministic=True is taken, sparse_grad refused",
+    ),
 }
 for _cholesky in ("_linalg_potrf", "_linalg_potri"):
     KNOWN_DIFFERENCES[_cholesky] = (

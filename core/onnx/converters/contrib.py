@@ -10,6 +10,7 @@ other detection operators are refused with the reason (MultiBox*, Proposal and
 the rest have no ONNX counterpart).
 """
 
+import attrs
 import numpy as np
 
 from ...ops.contrib_resize import _bilinear_matrix, _pool_matrix, _pool_size, _resized
@@ -117,6 +118,14 @@ def convert_sync_batch_norm(node, g):
     convert_batch_norm(node, g)
 
 
+@converter("_contrib_BatchNormWithReLU")
+def convert_batch_norm_relu(node, g):
+    """Inference BatchNorm (as BatchNorm's converter) into a fresh value, then Relu."""
+    normalized = g.fresh(node.name + "_bn")
+    convert_batch_norm(attrs.evolve(node, outputs=(normalized, *node.outputs[1:])), g)
+    g.add_node("Relu", [normalized], [node.outputs[0]])
+
+
 _NOT_YET = "rebind does not export it yet (ONNX could express it as a composite graph)"
 
 _REASONS = {
@@ -144,6 +153,15 @@ _REASONS = {
     "_contrib_ifft": f"an inverse FFT of interleaved input (ONNX DFT, opset 17); {_NOT_YET}",
     "_contrib_hawkesll": "a sequential point-process recursion over time; no ONNX operator",
     "_contrib_edge_id": "it reads csr graphs; ONNX has no sparse tensor inputs",
+    "_contrib_dgl_adjacency": "it maps csr graphs to csr graphs; ONNX has no sparse tensors",
+    "_contrib_dgl_subgraph": "it maps csr graphs to csr subgraphs; ONNX has no sparse tensors",
+    "_contrib_dgl_graph_compact": "it maps csr graphs to csr graphs; ONNX has no sparse tensors",
+    "_contrib_dgl_csr_neighbor_uniform_sample": (
+        "a random walk over a csr graph with csr output; ONNX has no sparse tensors"
+    ),
+    "_contrib_dgl_csr_neighbor_non_uniform_sample": (
+        "a weighted random walk over a csr graph with csr output; ONNX has no sparse tensors"
+    ),
     "_contrib_boolean_mask": (
         "its output length depends on the mask's values, so (as in MXNet) a graph holding it "
         "has no static shapes to export"
