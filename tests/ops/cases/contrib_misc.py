@@ -1,5 +1,5 @@
 """Golden cases: arange_like, div_sqrt_dim, interleaved attention matmuls, index_copy,
-index_array, allclose, gradientmultiplier, round_ste, sign_ste."""
+index_array, allclose, gradientmultiplier, round_ste, sign_ste, quadratic."""
 
 from tests.ops.cases import arg, case
 
@@ -21,6 +21,13 @@ HELPERS = [
         {"scalar": -0.35},
     ),
     _contrib("round_ste", "_contrib_round_ste", {"data": arg((4, 5), high=3.0)}),
+    _contrib("quadratic_default", "_contrib_quadratic", {"data": arg((3, 4))}),
+    _contrib(
+        "quadratic_f64",
+        "_contrib_quadratic",
+        {"data": arg((2, 5), "float64")},
+        {"a": 0.5, "b": -2.0, "c": 1.25},
+    ),
     _contrib("sign_ste_f64", "_contrib_sign_ste", {"data": arg((2, 6), "float64")}),
     _contrib("arange_like", "_contrib_arange_like", {"data": arg((2, 3, 4))}),
     _contrib(
