@@ -29,18 +29,9 @@ from .base import OpDef, merge_shape, mismatch
 from .conv_utils import work_dtype
 from .indexing import scatter_add
 from .params import param, positive
+from .roi_correlation import _two_positive, _unit_interval
 
 __all__ = ["OPS"]
-
-
-def _two_positive(instance, attribute, value):
-    if len(value) != 2 or min(value) <= 0:
-        raise ValueError(f"{attribute.name} must be two positive sizes (h, w), got {value}")
-
-
-def _unit_interval(instance, attribute, value):
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{attribute.name} must be in [0, 1], got {value}")
 
 
 @attrs.frozen(kw_only=True)

@@ -34,3 +34,9 @@ def on_config(config):
     """Assemble the package before mkdocstrings first reads it."""
     build_package_tree(Path(config.config_file_path).parent)
     return config
+
+
+# also at import, while mkdocs reads mkdocs.yml: mkdocstrings' python handler keeps only
+# the ``paths`` that exist when it is configured, which on a fresh checkout is before
+# on_config runs (the first build of a new clone then missed rebind.plugins)
+build_package_tree(Path(__file__).resolve().parents[2])
