@@ -11,11 +11,12 @@ convolution with batch and channels exchanged MLAS took twice its CPU. In
 the whole ResNet-18 step the convolutions take 8% less CPU (2.27 -> 2.10 s).
 
 Each call runs a one-node session cached per (kind, window, groups, shapes,
-threads). ``REBIND_CONV_KERNELS`` (``auto``, ``onnxruntime``, ``numpy``;
-read once) picks the kernels: ``auto`` takes ONNX Runtime for large enough
-layers where it is installed, ``onnxruntime`` for every float32 layer on the
-CPU, ``numpy`` never. Other dtypes, CuPy arrays and installs without
-``onnxruntime`` always run the NumPy kernels.
+threads). ``REBIND_CONV_KERNELS`` (``auto``, ``onnxruntime``, ``numpy``,
+``torch``; read once) picks the kernels: ``auto`` takes ONNX Runtime for large
+enough layers where it is installed, ``onnxruntime`` for every float32 layer
+on the CPU, ``numpy`` never; ``torch`` hands every float32 layer to PyTorch's
+kernels (``conv_torch``), never this module's. Other dtypes, CuPy arrays and
+installs without ``onnxruntime`` always run the NumPy kernels.
 """
 
 import functools
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 KERNELS_VARIABLE = "REBIND_CONV_KERNELS"
-SETTINGS = ("auto", "onnxruntime", "numpy")
+SETTINGS = ("auto", "onnxruntime", "numpy", "torch")
 # ``auto`` runs ONNX Runtime for layers whose image has at least this many positions
 # per image (forward: the output's; data gradient: the input's). Below, ResNet-18's
 # 7x7 and 14x14 layers measured faster on NumPy (512 channels at 7x7: 40 against
@@ -54,7 +55,7 @@ logger = logging.getLogger(__name__)
 
 @functools.cache
 def kernels_setting():
-    """``REBIND_CONV_KERNELS``, read once and checked: one of auto, onnxruntime, numpy."""
+    """``REBIND_CONV_KERNELS``, read once and checked: auto, onnxruntime, numpy or torch."""
     value = os.environ.get(KERNELS_VARIABLE, "auto").strip().lower() or "auto"
     if value not in SETTINGS:
         raise ValueError(
@@ -82,7 +83,7 @@ def _eligible(xp, arrays, spatial_axes, positions, at_least):
     before onnxruntime is imported (small networks never load it).
     """
     setting = kernels_setting()
-    if setting == "numpy" or xp is not numpy or spatial_axes > 3:
+    if setting in ("numpy", "torch") or xp is not numpy or spatial_axes > 3:
         return False
     if any(a.dtype != numpy.float32 for a in arrays):
         return False
