@@ -13,8 +13,8 @@ import logging
 
 import numpy as np
 
-from ..io.base import DataBatch, DataDesc
-from ..ndarray import NDArray, zeros
+from ..io.base import DataDesc
+from ..ndarray import NDArray
 from ..ndarray import array as nd_array
 from .create import CreateDetAugmenter
 from .det_augmenters import (
@@ -188,27 +188,12 @@ class ImageDetIter(ImageIter):
         batch_label[row, :count] = label
         batch_label[row, count:] = -1
 
-    def next(self):
-        """The next DataBatch: NCHW float32 images, (batch, objects, width) float32 labels."""
-        if self._cache_data is not None:
-            batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
-        else:
-            batch_data = zeros((self.batch_size, *self.data_shape))
-            batch_label = np.full(self.provide_label[0][1], -1, np.float32)
-            i = self._batchify(batch_data, batch_label)
-        pad = self.batch_size - i
-        if pad != 0:
-            if self.last_batch_handle == "discard":
-                raise StopIteration
-            if self.last_batch_handle == "roll_over" and self._cache_data is None:
-                self._cache_data, self._cache_label, self._cache_idx = batch_data, batch_label, i
-                raise StopIteration
-            self._batchify(batch_data, batch_label, i)
-            if self.last_batch_handle == "pad":
-                self._allow_read = False
-            else:
-                self._cache_data = self._cache_label = self._cache_idx = None
-        return DataBatch([batch_data], [nd_array(batch_label)], pad=pad)
+    def _empty_labels(self):
+        """Object rows of -1 (no object), (batch, objects, width) float32, on the host."""
+        return np.full(self.provide_label[0][1], -1, np.float32)
+
+    def _label_array(self, batch_label):
+        return nd_array(batch_label)
 
     def augmentation_transform(self, data, label):
         """Apply every detection augmenter of ``auglist`` in order; ``(data, label)``."""

@@ -266,7 +266,7 @@ class ImageIter(DataIter):
             batch_data, batch_label, i = self._cache_data, self._cache_label, self._cache_idx
         else:
             batch_data = zeros((self.batch_size, *self.data_shape))
-            batch_label = zeros(self.provide_label[0][1])
+            batch_label = self._empty_labels()
             i = self._batchify(batch_data, batch_label)
         pad = self.batch_size - i
         if pad != 0:
@@ -280,7 +280,15 @@ class ImageIter(DataIter):
                 self._allow_read = False
             else:
                 self._cache_data = self._cache_label = self._cache_idx = None
-        return DataBatch([batch_data], [batch_label], pad=pad)
+        return DataBatch([batch_data], [self._label_array(batch_label)], pad=pad)
+
+    def _empty_labels(self):
+        """The label buffer ``_batchify`` fills (ImageDetIter: padded object rows)."""
+        return zeros(self.provide_label[0][1])
+
+    def _label_array(self, batch_label):
+        """The batch's label NDArray made from the filled buffer."""
+        return batch_label
 
     def check_data_shape(self, data_shape):
         """Raise ValueError unless ``data_shape`` is (3, height, width)."""
