@@ -116,25 +116,15 @@ class DetNormalizer:
 class DetBatchMaker(BatchMaker):
     """Decode and augment the images and labels of a batch (pad rows stay zero / pad value)."""
 
-    def make(self, positions, batch_key):
+    def _buffers(self, count):
         spec = self.spec
         data = np.zeros((spec.batch_size,) + spec.data_shape, np.float32)
         label = np.full((spec.batch_size, spec.label_width), spec.pad_value, np.float32)
-        slices = np.array_split(np.arange(len(positions)), min(spec.threads, len(positions)))
-        jobs = [
-            self.pool.submit(self._fill, data, label, positions, rows, batch_key)
-            for rows in slices
-            if rows.size
-        ]
-        for job in jobs:
-            job.result()
         return data, label
 
     def _fill(self, data, label, positions, rows, batch_key):
         for row in rows:
-            rng = None
-            if self.random:
-                rng = np.random.default_rng([self.spec.seed, *batch_key, int(row)])
+            rng = self._rng(batch_key, row)
             image_id, scalar, values, encoded, offset = self.source.read(int(positions[row]))
             where = f"record {int(positions[row])} (image index {image_id}) of {self.source.path}"
             image = _decode(encoded, self.spec.channels, where)

@@ -196,10 +196,7 @@ class BatchMaker:
     def make(self, positions, batch_key):
         """``(data, label)`` for the part positions of one batch (pad rows stay zero)."""
         spec = self.spec
-        data = np.empty((spec.batch_size,) + spec.data_shape, spec.dtype)
-        label = np.zeros((spec.batch_size, spec.label_width), np.float32)
-        if len(positions) < spec.batch_size:
-            data[len(positions) :] = 0
+        data, label = self._buffers(len(positions))
         slices = np.array_split(np.arange(len(positions)), min(spec.threads, len(positions)))
         jobs = [
             self.pool.submit(self._fill, data, label, positions, rows, batch_key)
@@ -210,11 +207,24 @@ class BatchMaker:
             job.result()
         return data, label
 
+    def _buffers(self, count):
+        """The batch's data and label arrays; rows past ``count`` (padding) are zero."""
+        spec = self.spec
+        data = np.empty((spec.batch_size,) + spec.data_shape, spec.dtype)
+        label = np.zeros((spec.batch_size, spec.label_width), np.float32)
+        if count < spec.batch_size:
+            data[count:] = 0
+        return data, label
+
+    def _rng(self, batch_key, row):
+        """Row ``row``'s generator of random augmentation (None without it)."""
+        if not self.random:
+            return None
+        return np.random.default_rng([self.spec.seed, *batch_key, int(row)])
+
     def _fill(self, data, label, positions, rows, batch_key):
         for row in rows:
-            rng = None
-            if self.random:
-                rng = np.random.default_rng([self.spec.seed, *batch_key, int(row)])
+            rng = self._rng(batch_key, row)
             image, label[row] = self._load(int(positions[row]))
             image = self.augmenter.process(image, rng)
             self.normalizer.write(image, data[row], rng)
