@@ -3,12 +3,13 @@
 One large matrix product per call over im2col columns (see ``conv_utils``):
 the forward is ``weight @ im2col(data)``, the data gradient
 ``col2im(weight^T @ grad)`` (or ``conv_cpu``'s flipped-filter convolution),
-the weight gradient ``grad @ im2col(data)^T``. On float32 NumPy arrays the
-forward and the data gradient of layers with large images run on ONNX
-Runtime's kernels where it is installed (``conv_ort``), and under
-``REBIND_CONV_KERNELS=torch`` every float32 layer's forward and gradients
-run on PyTorch's (``conv_torch``); Deconvolution, the
-same products with data and output exchanged, is in ``deconv``.
+the weight gradient ``grad @ im2col(data)^T``. On float32 NumPy arrays every
+layer's forward and gradients run on oneDNN's kernels where the library is
+installed (``conv_dnnl``, the ``onednn`` extra), else the forward and the
+data gradient of layers with large images on ONNX Runtime's (``conv_ort``);
+``REBIND_CONV_KERNELS`` picks otherwise (``torch``: PyTorch's, ``conv_torch``).
+Deconvolution, the same products with data and output exchanged, is in
+``deconv``.
 """
 
 import functools
@@ -19,7 +20,7 @@ import numpy
 from rebind.backends import cupy_gemm as gemm
 from rebind.backends.cupy_kernels import fusable
 
-from . import conv_cpu, conv_ort, conv_torch, workspace
+from . import conv_cpu, conv_dnnl, conv_ort, conv_torch, workspace
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
     SPATIAL_NAMES,
@@ -146,8 +147,9 @@ class _ConvSaved:
     cols: object = None
     # ``xt`` still holds the (N, C, *spatial) data: backward moves it to the working layout
     data_layout: bool = False
-    # the forward ran on PyTorch's kernels: so does backward, from ``xt`` and ``w``
-    torch: bool = False
+    # the forward ran on a kernel library (conv_torch, conv_dnnl): so does backward,
+    # from ``xt`` and ``w``
+    kernels: object = None
 
     @property
     def work_shape(self):
@@ -159,11 +161,11 @@ class _ConvSaved:
 def _conv_forward(ctx, p, inputs, aux):
     xp, data = ctx.xp, inputs[0]
     window = _conv_window(p, data.shape[2:])
-    setting = conv_ort.kernels_setting()
-    if conv_torch.takes(xp, inputs[:2], setting, len(window.kernel)):
+    kernels = _library_kernels(xp, inputs[:2], window)
+    if kernels is not None:
         bias = None if p.no_bias else inputs[2]
-        out = conv_torch.forward(data, inputs[1], bias, window, p.num_group)
-        return [out], _ConvSaved(window, False, data, inputs[1], data.dtype, torch=True)
+        out, data = kernels.forward(data, inputs[1], bias, window, p.num_group)
+        return [out], _ConvSaved(window, False, data, inputs[1], data.dtype, kernels=kernels)
     if conv_ort.takes_forward(xp, data, inputs[1], window):
         bias = None if p.no_bias else inputs[2]
         out = conv_ort.forward(data, inputs[1], bias, window, p.num_group)
@@ -175,6 +177,16 @@ def _conv_forward(ctx, p, inputs, aux):
     out = out.reshape(p.num_filter, *saved.work_shape)
     out = from_work(xp, out, saved.batch_last, view=ctx.batch_last_out)
     return [out.astype(data.dtype, copy=False)], saved
+
+
+def _library_kernels(xp, arrays, window):
+    """The kernel library module (``conv_dnnl``, ``conv_torch``) for this call, or None."""
+    setting = conv_ort.kernels_setting()
+    if setting == "torch":
+        return conv_torch if conv_torch.takes(xp, arrays, setting, len(window.kernel)) else None
+    if conv_dnnl.takes(xp, arrays, len(window.kernel), setting):
+        return conv_dnnl
+    return None
 
 
 def conv_work_forward(ctx, p, inputs):
@@ -233,9 +245,9 @@ def _kernel_major(w, channels):
 
 def _conv_backward(ctx, p, saved, out_grads, need_grad):
     xp, window, dx = ctx.xp, saved.window, None
-    if saved.torch:
+    if saved.kernels is not None:
         mask = [need_grad[0], need_grad[1], not p.no_bias and need_grad[2]]
-        grads = conv_torch.backward(out_grads[0], saved.xt, saved.w, window, p.num_group, mask)
+        grads = saved.kernels.backward(out_grads[0], saved.xt, saved.w, window, p.num_group, mask)
         return grads[: len(need_grad)]
     if need_grad[0] and conv_ort.takes_data_gradient(xp, out_grads[0], saved.w, window):
         weight = saved.w.reshape(p.num_filter, -1, *window.kernel)

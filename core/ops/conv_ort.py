@@ -11,12 +11,14 @@ convolution with batch and channels exchanged MLAS took twice its CPU. In
 the whole ResNet-18 step the convolutions take 8% less CPU (2.27 -> 2.10 s).
 
 Each call runs a one-node session cached per (kind, window, groups, shapes,
-threads). ``REBIND_CONV_KERNELS`` (``auto``, ``onnxruntime``, ``numpy``,
-``torch``; read once) picks the kernels: ``auto`` takes ONNX Runtime for large
-enough layers where it is installed, ``onnxruntime`` for every float32 layer
-on the CPU, ``numpy`` never; ``torch`` hands every float32 layer to PyTorch's
-kernels (``conv_torch``), never this module's. Other dtypes, CuPy arrays and
-installs without ``onnxruntime`` always run the NumPy kernels.
+threads). ``REBIND_CONV_KERNELS`` (``auto``, ``onednn``, ``onnxruntime``,
+``numpy``, ``torch``; read once) picks the kernels: ``auto`` takes oneDNN's
+(``conv_dnnl``) where that library is installed, else ONNX Runtime for large
+enough layers where it is installed; ``onnxruntime`` takes it for every
+float32 layer on the CPU, ``numpy`` never; ``onednn`` and ``torch`` hand every
+float32 layer to those libraries (``conv_dnnl``, ``conv_torch``), never this
+module's. Other dtypes, CuPy arrays and installs without any of the libraries
+run the NumPy kernels.
 """
 
 import functools
@@ -40,7 +42,7 @@ __all__ = [
 ]
 
 KERNELS_VARIABLE = "REBIND_CONV_KERNELS"
-SETTINGS = ("auto", "onnxruntime", "numpy", "torch")
+SETTINGS = ("auto", "onnxruntime", "numpy", "torch", "onednn")
 # ``auto`` runs ONNX Runtime for layers whose image has at least this many positions
 # per image (forward: the output's; data gradient: the input's). Below, ResNet-18's
 # 7x7 and 14x14 layers measured faster on NumPy (512 channels at 7x7: 40 against
@@ -83,7 +85,7 @@ def _eligible(xp, arrays, spatial_axes, positions, at_least):
     before onnxruntime is imported (small networks never load it).
     """
     setting = kernels_setting()
-    if setting in ("numpy", "torch") or xp is not numpy or spatial_axes > 3:
+    if setting in ("numpy", "torch", "onednn") or xp is not numpy or spatial_axes > 3:
         return False
     if any(a.dtype != numpy.float32 for a in arrays):
         return False

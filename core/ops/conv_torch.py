@@ -84,7 +84,10 @@ def _window_args(window):
 
 
 def forward(data, weight, bias, window, groups):
-    """Convolution of (N, C, *spatial) ``data`` (``bias`` may be None): (N, F, *out)."""
+    """``(out, data)``: the convolution (N, F, *out) of (N, C, *spatial) ``data`` and ``data``.
+
+    ``bias`` may be None; ``data`` is returned for ``backward``, as ``conv_dnnl`` does.
+    """
     torch = _torch()
     _threads(torch)
     stride, pad, dilate = _window_args(window)
@@ -101,7 +104,7 @@ def forward(data, weight, bias, window, groups):
             [0] * len(stride),
             groups,
         )
-    return out.contiguous().numpy()
+    return out.contiguous().numpy(), data
 
 
 def backward(grad, data, weight, window, groups, mask):

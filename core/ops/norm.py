@@ -10,7 +10,7 @@ import numpy as np
 from rebind.backends import cupy_nn_kernels
 from rebind.backends.cupy_kernels import fusable
 
-from . import norm_cpu
+from . import norm_cpu, norm_dnnl
 from .base import OpDef, merge_shape, mismatch
 from .params import non_negative, param
 
@@ -136,6 +136,8 @@ def _bn_forward(ctx, p, inputs, aux):
     x = _wide(data)
     batch_stats = ctx.is_train and not p.use_global_stats
     scale = xp.ones_like(gamma) if p.fix_gamma else gamma  # fix_gamma: gamma counts as 1
+    if norm_dnnl.takes(xp, data, axis, batch_stats) and norm_cpu.applies(xp, data, *aux):
+        return _bn_forward_dnnl(ctx, p, data, gamma, scale, beta, aux, batch_stats)
     if norm_cpu.applies(xp, data, *(() if batch_stats else aux)):
         stats = None if batch_stats else (aux[0], aux[1])
         out, xhat, mean, var, invstd = norm_cpu.batchnorm_forward(
@@ -167,12 +169,28 @@ def _bn_forward(ctx, p, inputs, aux):
     return outputs, saved
 
 
+def _bn_forward_dnnl(ctx, p, data, gamma, scale, beta, aux, batch_stats):
+    """BatchNorm of channels-last float32 ``data`` with the moving statistics on oneDNN."""
+    stats = (aux[0], aux[1])
+    out, mean, var, state = norm_dnnl.forward(data, scale, beta, p.eps, stats, ctx.is_train)
+    invstd = 1 / np.sqrt(var.astype(np.float64) + p.eps)
+    outputs = [out]
+    if p.output_mean_var:
+        outputs += [mean.astype(gamma.dtype), invstd.astype(gamma.dtype)]
+    saved = (state, scale, invstd, 1, batch_stats, mean, var, aux, data.dtype, gamma)
+    return outputs, saved
+
+
 def _bn_backward(ctx, p, saved, out_grads, need_grad):
     xhat, scale, invstd, axis, batch_stats, mean, var, aux, dtype, gamma = saved
     if p.fix_gamma:
         # MXNet 1.9's backward writes 1 into gamma, so whatever an optimizer did
         # to it (weight decay) is undone at every training step
         gamma[...] = 1
+    if isinstance(xhat, tuple):  # normalized by oneDNN: its state
+        dx, gamma_grad, beta_grad = norm_dnnl.backward(xhat, out_grads[0])
+        grads = [dx if need_grad[0] else None, None, None]
+        return _bn_finish(ctx, p, saved, grads, need_grad, gamma_grad, beta_grad)
     axes = tuple(i for i in range(xhat.ndim) if i != axis)
     grad = _wide(out_grads[0])
     need_gamma = need_grad[1] and not p.fix_gamma

@@ -8,6 +8,9 @@ output's buffer before it is written; backward reads the sums of the
 gradient and of grad * x̂ once, in float64, for the parameters' gradients
 and the input gradient's means alike. Every channel's passes are independent,
 so channels are cut in parts that run on the CPUs' threads (``parallel``).
+Channels-last data (oneDNN's convolutions hand such views over, ``conv_dnnl``)
+is worked on as (N, spatial, C) rows instead: items cut in parts, the sums
+over channels one BLAS product per item, results in the same layout.
 The operations are those of the generic kernel, in float32 for float32
 data; only the input gradient's means come from the float64 sums (the
 generic kernel takes float32 means), a difference of float rounding.
@@ -83,6 +86,8 @@ def batchnorm_forward(x, axis, scale, beta, eps, stats=None):
 
     ``stats`` (mean, var) are the moving statistics to use; None: the batch's.
     """
+    if axis == 1 and _channels_last(x):
+        return _rows_forward(x, scale, beta, eps, stats)
     ndim, channels = x.ndim, x.shape[axis]
     axes = tuple(i for i in range(ndim) if i != axis)
     xhat, out = np.empty_like(x), np.empty_like(x)
@@ -122,6 +127,8 @@ def batchnorm_backward(grad, xhat, axis, factor, batch_stats, need):
     sum of grad); what is not needed is None. With ``batch_stats`` the
     statistics depend on the input (the full derivative), else they are constants.
     """
+    if axis == 1 and _channels_last(xhat):
+        return _rows_backward(grad, xhat, factor, batch_stats, need)
     ndim, channels = grad.ndim, grad.shape[axis]
     axes = tuple(i for i in range(ndim) if i != axis)
     count = grad.size // max(channels, 1)
@@ -161,3 +168,114 @@ def batchnorm_backward(grad, xhat, axis, factor, batch_stats, need):
 
     _split_channels(work, axis, channels, 6 * grad.size)
     return (dx if need_dx else None), product_sum, grad_sum
+
+
+# -- channels-last data: (N, spatial, C) rows ---------------------------------------
+
+
+def _channels_last(x):
+    """Whether ``x`` (N, C, *spatial), at least 3-D, lies in memory as (N, *spatial, C)."""
+    return x.ndim >= 3 and x.shape[1] > 1 and np.moveaxis(x, 1, -1).flags.c_contiguous
+
+
+def _rows(x):
+    """(N, S, C) C-contiguous rows of ``x``: a view when it is channels-last, else a copy."""
+    moved = np.moveaxis(x, 1, -1)
+    return np.ascontiguousarray(moved).reshape(x.shape[0], -1, x.shape[1])
+
+
+def _as_input(rows, like):
+    """(N, S, C) ``rows`` as a view with ``like``'s (N, C, *spatial) shape."""
+    return np.moveaxis(rows.reshape(like.shape[0], *like.shape[2:], like.shape[1]), -1, 1)
+
+
+def _column_sums(rows, block=64):
+    """Per channel, the float64 sum over (n, S, C) ``rows``: float32 over runs of ``block``.
+
+    float32 sums of 64 rows at a time, then float64: as exact as the BLAS dots
+    of the MXNet-layout path (a batch whose mean is many standard deviations
+    needs that: one float32 sum over all rows moved ResNet-18 v2's SGD step
+    2.6e-4 away from MXNet's). ``einsum``'s loop, not a BLAS product with ones:
+    after oneDNN's OpenMP team ran, OpenBLAS's threads took 20x longer for those.
+    """
+    n, size, channels = rows.shape
+    whole = size // block * block
+    total = np.zeros(channels, np.float64)
+    if whole:
+        runs = rows[:, :whole].reshape(n, whole // block, block, channels)
+        total += np.einsum("nkbc->nkc", runs).sum(axis=(0, 1), dtype=np.float64)
+    if whole < size:
+        total += np.einsum("nsc->nc", rows[:, whole:]).sum(axis=0, dtype=np.float64)
+    return total
+
+
+def _rows_forward(x, scale, beta, eps, stats):
+    # the sums run as one batched product each, not in the parts: OpenBLAS serializes
+    # calls from several threads (two parts took 5x the CPU of one call)
+    rows = _rows(x)
+    count = rows.shape[0] * rows.shape[1]
+    xhat, out = np.empty_like(rows), np.empty_like(rows)
+    dtype = x.dtype
+    if stats is None:
+        mean = (_column_sums(rows) / count).astype(dtype)
+    else:
+        mean = stats[0].astype(dtype, copy=False)
+
+    def centre(start, stop):  # x - mean into xhat, its square into out (before it is written)
+        np.subtract(rows[start:stop], mean, out=xhat[start:stop])
+        if stats is None:
+            np.multiply(xhat[start:stop], xhat[start:stop], out=out[start:stop])
+
+    parallel.split(centre, len(rows), 2 * rows.size)
+    var = (_column_sums(out) / count).astype(dtype) if stats is None else stats[1]
+    invstd = (1 / np.sqrt(var + eps)).astype(dtype)
+    weight, shift = (invstd * scale).astype(dtype), beta.astype(dtype, copy=False)
+
+    def scale_rows(start, stop):
+        np.multiply(xhat[start:stop], weight, out=out[start:stop])
+        out[start:stop] += shift
+        xhat[start:stop] *= invstd
+
+    parallel.split(scale_rows, len(rows), 3 * rows.size)
+    if stats is not None:
+        mean, var = stats
+    return _as_input(out, x), _as_input(xhat, x), mean, var, invstd
+
+
+def _rows_backward(grad, xhat, factor, batch_stats, need):
+    g, xh = _rows(grad), _rows(xhat)
+    count = g.shape[0] * g.shape[1]
+    need_dx = need[0]
+    need_product = need[1] or (need_dx and batch_stats)
+    need_sum = need[2] or (need_dx and batch_stats)
+    dx = np.empty_like(g) if need_dx or need_product else None
+    product_sum = grad_sum = None
+    if need_product:  # grad * x̂ in the input gradient's buffer until it is written
+
+        def product(start, stop):
+            np.multiply(g[start:stop], xh[start:stop], out=dx[start:stop])
+
+        parallel.split(product, len(g), 3 * g.size)
+        product_sum = _column_sums(dx)
+    if need_sum:
+        grad_sum = _column_sums(g)
+    if not need_dx:
+        return None, product_sum, grad_sum
+    factor = factor.astype(g.dtype, copy=False)
+    if batch_stats:
+        mean_grad = (grad_sum / count).astype(g.dtype)
+        mean_product = (product_sum / count).astype(g.dtype)
+
+    def input_grad(start, stop):
+        d = dx[start:stop]
+        if not batch_stats:
+            np.multiply(g[start:stop], factor, out=d)
+            return
+        # factor * (grad - mean(grad) - x̂ * mean(grad * x̂)), in d
+        np.multiply(xh[start:stop], mean_product, out=d)
+        np.subtract(g[start:stop], d, out=d)
+        d -= mean_grad
+        d *= factor
+
+    parallel.split(input_grad, len(g), 4 * g.size)
+    return _as_input(dx, grad), product_sum, grad_sum

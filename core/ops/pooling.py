@@ -15,7 +15,7 @@ import numpy
 
 from rebind.backends.cupy_kernels import fusable
 
-from . import parallel, pooling_cpu
+from . import parallel, pooling_cpu, pooling_dnnl
 from .base import OpDef, merge_shape, mismatch
 from .conv_utils import (
     SPATIAL_NAMES,
@@ -369,6 +369,10 @@ def _forward(ctx, p, inputs, aux):
         out = _global_forward(ctx, p, x, work)
         return [out], (None, x, out)
     window = window_of(p, x.shape[2:])
+    include = p.count_include_pad is None or p.count_include_pad
+    if pooling_dnnl.takes(ctx.xp, x, p.pool_type, window, include):
+        out, state = pooling_dnnl.forward(x, p.pool_type, window, include, ctx.is_train)
+        return [out], (window, state, out)
     out, padded = _window_forward(ctx, p, x, window, work)
     return [out], (window, padded, out)
 
@@ -377,10 +381,12 @@ def _backward(ctx, p, saved, out_grads, need_grad):
     if not need_grad[0]:
         return [None]
     window, x, out = saved
-    work = work_dtype(x.dtype)
     grad = out_grads[0]
     if ctx.grad_activation:  # the activation before: its derivative at the maxima
         grad = grad * activation_derivative(ctx.grad_activation, out)
+    if isinstance(x, tuple):  # pooled by oneDNN: x is its state
+        return [pooling_dnnl.backward(x, grad)]
+    work = work_dtype(x.dtype)
     if window is None:
         grad = _global_backward(ctx, p, x, out, grad, work)
     else:

@@ -36,13 +36,16 @@ from rebind.executor import (
 from rebind.ops import (
     activation_extra,
     conv,
+    conv_dnnl,
     conv_utils,
     loss,
     nn,
     norm,
     norm_cpu,
+    norm_dnnl,
     pooling,
     pooling_cpu,
+    pooling_dnnl,
     rnn_cells,
 )
 
@@ -51,7 +54,8 @@ from .host_kernels import compiler
 pytestmark = pytest.mark.skipif(compiler() is None, reason="no C++ compiler to build kernels")
 
 OP_MODULES = (
-    activation_extra, conv, conv_utils, loss, nn, norm, norm_cpu, pooling, pooling_cpu,
+    activation_extra, conv, conv_dnnl, conv_utils, loss, nn, norm, norm_cpu, norm_dnnl,
+    pooling, pooling_cpu, pooling_dnnl,
     rnn_cells, fused_lstm, fused_layer, fused_gru_layer, fused_ops, fused_dense, fused_conv,
 )  # fmt: skip
 KERNEL_MODULES = (

@@ -11,8 +11,18 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind.ops import conv_utils
+from rebind.ops import conv_ort, conv_utils
 from tests.executor.test_graph_optimize import IN_PLACE_ONLY, _bind, _compare, _fill, _run
+from tests.ops.conv_kernels import use_kernels
+
+
+@pytest.fixture(autouse=True)
+def numpy_kernels(monkeypatch):
+    """The hand-over is the NumPy kernels' (oneDNN's, where installed, hand channels-last
+    views over instead: tests/ops/test_dnnl_layers.py)."""
+    use_kernels(monkeypatch, "numpy")
+    yield
+    conv_ort.kernels_setting.cache_clear()
 
 
 def _marked(executor):

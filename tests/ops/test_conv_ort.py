@@ -5,9 +5,9 @@ import sys
 import numpy as np
 import pytest
 
-from rebind.ops import OpContext, conv_ort
+from rebind.ops import conv_ort, dnnl_lib
 from rebind.ops.conv import _conv_window
-from tests.conftest import BACKEND_CONTEXTS
+from tests.ops.conv_kernels import CPU, SHAPES, run_conv, use_kernels
 from tests.ops.harness import assert_close, case_ids, opdef, replay_golden
 
 pytest.importorskip("onnxruntime", reason="the ONNX Runtime kernels need onnxruntime")
@@ -15,13 +15,9 @@ pytest.importorskip("onnxruntime", reason="the ONNX Runtime kernels need onnxrun
 
 @pytest.fixture
 def kernels(monkeypatch):
-    """Sets ``REBIND_CONV_KERNELS`` for the test (the setting is otherwise read once)."""
-
-    def use(setting):
-        monkeypatch.setenv(conv_ort.KERNELS_VARIABLE, setting)
-        conv_ort.kernels_setting.cache_clear()
-
-    yield use
+    """Sets ``REBIND_CONV_KERNELS``; ``auto`` chooses as without oneDNN (which it prefers)."""
+    monkeypatch.setattr(dnnl_lib, "_loaded", lambda: (None, "hidden by the test"))
+    yield lambda setting: use_kernels(monkeypatch, setting)
     conv_ort.kernels_setting.cache_clear()
 
 
@@ -42,43 +38,13 @@ def test_golden_large_layers_run_onnxruntime_by_default(case_id, kernels, monkey
     assert {"Conv", "ConvTranspose"} <= set(calls)
 
 
-# (data shape, num_filter, attributes): strides, padding, dilation, groups,
-# depthwise, 1x1, batch 1, 1-D and 3-D
-SHAPES = [
-    ((2, 3, 9, 9), 4, {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)}),
-    ((1, 4, 10, 11), 6, {"kernel": (3, 2), "stride": (2, 3), "dilate": (2, 1), "pad": (1, 0)}),
-    ((2, 4, 8, 7), 6, {"kernel": (3, 3), "pad": (2, 1), "num_group": 2}),
-    ((3, 6, 8, 8), 6, {"kernel": (3, 3), "pad": (1, 1), "num_group": 6}),
-    ((2, 8, 7, 7), 16, {"kernel": (1, 1), "stride": (2, 2)}),
-    ((2, 5, 13), 3, {"kernel": (4,), "stride": (3,), "dilate": (2,), "pad": (1,)}),
-    ((2, 2, 5, 6, 7), 3, {"kernel": (2, 3, 2), "stride": (2, 1, 2), "pad": (1, 0, 1)}),
-    ((1, 3, 30, 30), 8, {"kernel": (7, 7), "stride": (2, 2), "pad": (3, 3)}),
-]
 # a layer ``auto`` runs on ONNX Runtime (its images are large enough)
 LARGE = ((2, 4, 32, 32), 8, {"kernel": (3, 3), "pad": (1, 1)})
-CPU = BACKEND_CONTEXTS["numpy"]
 
 
-def _run(shape, filters, attrs, no_bias, transposed=False, dtype=np.float32, ctx=None):
-    """Forward (training) and every gradient of one Convolution, as host arrays."""
-    rng = np.random.default_rng(31)
-    op = opdef("Convolution")
-    params = op.parse({**attrs, "num_filter": filters, "no_bias": no_bias})
-    groups = attrs.get("num_group", 1)
-    x = rng.standard_normal(shape).astype(dtype)
-    if transposed:  # a view whose strides are not (N, C, *spatial)'s
-        x = np.ascontiguousarray(np.swapaxes(x, -1, -2)).swapaxes(-1, -2)
-    w = rng.standard_normal((filters, shape[1] // groups, *attrs["kernel"])).astype(dtype)
-    inputs = [x, w] + ([] if no_bias else [rng.standard_normal(filters).astype(dtype)])
-    backend, device = ctx.backend, ctx.device_id
-    arrays = [backend.asarray(a, a.dtype, device) for a in inputs]
-    op_ctx = OpContext(True, backend, device)
-    outs, saved = op.forward(op_ctx, params, arrays, [])
-    head = rng.standard_normal(outs[0].shape).astype(dtype)
-    grads = op.backward(
-        op_ctx, params, saved, [backend.asarray(head, dtype, device)], [True] * len(inputs)
-    )
-    return [np.asarray(backend.to_host(a)) for a in (outs[0], *grads)]
+def _run(shape, filters, attrs, no_bias, transposed=False, dtype=np.float32, ctx=CPU):
+    layout = "transposed" if transposed else "plain"
+    return run_conv(shape, filters, attrs, no_bias, layout, dtype, ctx=ctx)
 
 
 @pytest.mark.parametrize("no_bias", [False, True])

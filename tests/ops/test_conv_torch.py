@@ -10,72 +10,27 @@ import sys
 import numpy as np
 import pytest
 
-from rebind.ops import OpContext, conv_ort, conv_torch
-from tests.conftest import BACKEND_CONTEXTS
-from tests.ops.harness import assert_close, case_ids, opdef, replay_golden
-
-CPU = BACKEND_CONTEXTS["numpy"]
-# (data shape, num_filter, attributes): strides, padding, dilation, groups,
-# depthwise, 1x1, batch 1, 1-D and 3-D
-SHAPES = [
-    ((2, 3, 9, 9), 4, {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)}),
-    ((1, 4, 10, 11), 6, {"kernel": (3, 2), "stride": (2, 3), "dilate": (2, 1), "pad": (1, 0)}),
-    ((2, 4, 8, 7), 6, {"kernel": (3, 3), "pad": (2, 1), "num_group": 2}),
-    ((3, 6, 8, 8), 6, {"kernel": (3, 3), "pad": (1, 1), "num_group": 6}),
-    ((2, 8, 7, 7), 16, {"kernel": (1, 1), "stride": (2, 2)}),
-    ((2, 5, 13), 3, {"kernel": (4,), "stride": (3,), "dilate": (2,), "pad": (1,)}),
-    ((2, 2, 5, 6, 7), 3, {"kernel": (2, 3, 2), "stride": (2, 1, 2), "pad": (1, 0, 1)}),
-    ((1, 3, 30, 30), 8, {"kernel": (7, 7), "stride": (2, 2), "pad": (3, 3)}),
-]
+from rebind.ops import conv_ort, conv_torch
+from tests.ops.conv_kernels import CPU, SHAPES, recording, run_conv, use_kernels
+from tests.ops.harness import assert_close, case_ids, replay_golden
 
 
 @pytest.fixture
 def kernels(monkeypatch):
     """Sets ``REBIND_CONV_KERNELS`` for the test (the setting is otherwise read once)."""
-
-    def use(setting):
-        monkeypatch.setenv(conv_ort.KERNELS_VARIABLE, setting)
-        conv_ort.kernels_setting.cache_clear()
-
-    yield use
+    yield lambda setting: use_kernels(monkeypatch, setting)
     conv_ort.kernels_setting.cache_clear()
 
 
 @pytest.fixture
 def torch_calls(monkeypatch):
     """The names of the conv_torch kernels called during the test."""
-    calls = []
-    for name in ("forward", "backward"):
-        kernel = getattr(conv_torch, name)
-        monkeypatch.setattr(conv_torch, name, _recording(calls, name, kernel))
-    return calls
-
-
-def _recording(calls, name, kernel):
-    def run(*args):
-        calls.append(name)
-        return kernel(*args)
-
-    return run
+    return recording(monkeypatch, conv_torch, ("forward", "backward"))
 
 
 def _run(shape, filters, attrs, no_bias, transposed=False, dtype=np.float32, need=None):
-    """Forward (training) and the asked gradients of one Convolution on the CPU."""
-    rng = np.random.default_rng(31)
-    op = opdef("Convolution")
-    params = op.parse({**attrs, "num_filter": filters, "no_bias": no_bias})
-    groups = attrs.get("num_group", 1)
-    x = rng.standard_normal(shape).astype(dtype)
-    if transposed:  # a view whose strides are not (N, C, *spatial)'s
-        x = np.ascontiguousarray(np.swapaxes(x, -1, -2)).swapaxes(-1, -2)
-    w = rng.standard_normal((filters, shape[1] // groups, *attrs["kernel"])).astype(dtype)
-    inputs = [x, w] + ([] if no_bias else [rng.standard_normal(filters).astype(dtype)])
-    op_ctx = OpContext(True, CPU.backend, CPU.device_id)
-    outs, saved = op.forward(op_ctx, params, inputs, [])
-    head = rng.standard_normal(outs[0].shape).astype(dtype)
-    need = [True] * len(inputs) if need is None else need
-    grads = op.backward(op_ctx, params, saved, [head], need)
-    return [outs[0], *grads]
+    layout = "transposed" if transposed else "plain"
+    return run_conv(shape, filters, attrs, no_bias, layout, dtype, need)
 
 
 @pytest.mark.parametrize("no_bias", [False, True])
