@@ -32,13 +32,14 @@ An OpDef is data plus functions, written once against the array namespace
 import attrs
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import DTypeMismatchError, ShapeError
 from .params import NoParams, parse_params
 
 __all__ = [
     "OpDef",
     "OpContext",
     "ArgShapeMismatch",
+    "ArgTypeMismatch",
     "mismatch",
     "known",
     "merge_shape",
@@ -50,6 +51,14 @@ __all__ = [
 
 class ArgShapeMismatch(Exception):
     """Raised by an op's ``infer_shape``; turned into ShapeError with the node's names."""
+
+    def __init__(self, argument, got, expected, reason=""):
+        super().__init__(argument, got, expected, reason)
+        self.argument, self.got, self.expected, self.reason = argument, got, expected, reason
+
+
+class ArgTypeMismatch(Exception):
+    """Raised by an op's ``infer_type``; turned into DTypeMismatchError with the node's name."""
 
     def __init__(self, argument, got, expected, reason=""):
         super().__init__(argument, got, expected, reason)
@@ -216,10 +225,20 @@ class OpDef:
                 f"{exc.got}, expected {exc.expected}{reason}; input shapes given: {given}"
             ) from None
 
-    def infer_types(self, params, in_types, out_types=None, aux_types=None):
+    def infer_types(self, params, in_types, out_types=None, aux_types=None, node=None):
+        """Run ``infer_type``, turning a conflict into DTypeMismatchError naming the node."""
         out_types = out_types or [None] * len(self.outputs(params))
         aux_types = aux_types or [None] * len(self.aux_states(params))
-        return self.infer_type(params, list(in_types), list(out_types), list(aux_types))
+        try:
+            return self.infer_type(params, list(in_types), list(out_types), list(aux_types))
+        except ArgTypeMismatch as exc:
+            names = self.arguments(params)
+            given = ", ".join(f"{n}={t}" for n, t in zip(names, in_types, strict=False))
+            reason = f" ({exc.reason})" if exc.reason else ""
+            raise DTypeMismatchError(
+                f"{self.name} node {node or self.name!r}: argument {exc.argument!r} has dtype "
+                f"{exc.got}, expected {exc.expected}{reason}; input dtypes: {given}"
+            ) from None
 
 
 def split_positional(op, args, array_type):

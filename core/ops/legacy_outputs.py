@@ -11,6 +11,7 @@ import attrs
 import numpy as np
 
 from .base import OpDef, merge_shape, mismatch
+from .loss_types import check_label_dtype, data_led_type
 from .params import param
 
 __all__ = ["OPS"]
@@ -92,6 +93,7 @@ def _svm_infer_shape(p, in_shapes, out_shapes, aux_shapes):
 
 
 def _svm_forward(ctx, p, inputs, aux):
+    check_label_dtype("SVMOutput", inputs[0], inputs[1])
     return [inputs[0].copy()], (inputs[0], inputs[1])
 
 
@@ -120,6 +122,7 @@ SVM_OUTPUT = OpDef(
     params=SVMOutputParams,
     arguments=("data", "label"),
     infer_shape=_svm_infer_shape,
+    infer_type=data_led_type,
     forward=_svm_forward,
     backward=_svm_backward,
     is_loss=True,

@@ -14,6 +14,7 @@ from rebind.backends import cupy_nn_kernels, cupy_row_kernels
 from rebind.backends.cupy_kernels import fusable
 
 from .base import ArgShapeMismatch, OpDef, merge_shape, mismatch
+from .loss_types import check_label_dtype, data_led_type, uniform_type
 from .params import param
 
 __all__ = ["OPS"]
@@ -146,6 +147,7 @@ def _one_kernel_rows(x, out=None):
 
 def _softmax_output_forward(ctx, p, inputs, aux):
     xp, data = ctx.xp, inputs[0]
+    check_label_dtype("SoftmaxOutput", data, inputs[1])
     wide = _wide(data)
     if p.multi_output:  # softmax over axis 1 of an (N, C, rest) view
         n, k = data.shape[0], data.shape[1]
@@ -241,6 +243,7 @@ SOFTMAX_OUTPUT = OpDef(
     params=SoftmaxOutputParams,
     arguments=("data", "label"),
     infer_shape=_softmax_output_infer_shape,
+    infer_type=data_led_type,
     forward=_softmax_output_forward,
     backward=_softmax_output_backward,
     is_loss=True,
@@ -279,6 +282,7 @@ def _regression_infer_shape(p, in_shapes, out_shapes, aux_shapes):
 
 def _regression_op(name, transform, gradient, doc):
     def forward(ctx, p, inputs, aux):
+        check_label_dtype(name, inputs[0], inputs[1])
         out = transform(ctx.xp, inputs[0])
         return [out], (out, inputs[1])
 
@@ -299,6 +303,7 @@ def _regression_op(name, transform, gradient, doc):
         params=RegressionParams,
         arguments=("data", "label"),
         infer_shape=_regression_infer_shape,
+        infer_type=uniform_type,
         forward=forward,
         backward=backward,
         is_loss=True,

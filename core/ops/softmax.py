@@ -14,6 +14,7 @@ import math
 import attrs
 
 from .base import OpDef, merge_shape, mismatch
+from .loss_types import check_label_dtype, uniform_type
 from .params import param
 
 __all__ = ["OPS"]
@@ -166,13 +167,9 @@ def _ce_infer_shape(p, in_shapes, out_shapes, aux_shapes):
     return in_shapes, out_shapes, aux_shapes
 
 
-def _ce_infer_type(p, in_types, out_types, aux_types):
-    data = in_types[0] or out_types[0]
-    return [data, in_types[1] or data], [data], aux_types
-
-
 def _ce_forward(ctx, p, inputs, aux):
     xp, (x, label) = ctx.xp, inputs
+    check_label_dtype("softmax_cross_entropy", x, label)
     rows = xp.arange(x.shape[0])
     # labels out of range are clipped to the nearest class rather than read out of bounds
     classes = xp.clip(label.astype(xp.int64), 0, x.shape[1] - 1)
@@ -195,7 +192,7 @@ SOFTMAX_CROSS_ENTROPY = OpDef(
     name="softmax_cross_entropy",
     arguments=("data", "label"),
     infer_shape=_ce_infer_shape,
-    infer_type=_ce_infer_type,
+    infer_type=uniform_type,
     forward=_ce_forward,
     backward=_ce_backward,
     doc="Total cross-entropy of softmax(data) against class indices label; shape (1,).",

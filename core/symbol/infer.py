@@ -161,6 +161,7 @@ def _type_node(node, types):
         [types.get(k) for k in in_keys[:n_args]],
         [types.get(k) for k in out_keys],
         [types.get(k) for k in in_keys[n_args:]],
+        node=node.name,
     )
     for key, value in zip((*in_keys, *out_keys), (*ins, *auxs, *outs), strict=True):
         if value is not None and types.get(key) is None:
