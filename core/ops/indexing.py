@@ -290,7 +290,10 @@ def _embedding_infer_shape(p, in_shapes, out_shapes, aux_shapes):
 
 
 def _embedding_infer_type(p, in_types, out_types, aux_types):
-    return [in_types[0] or p.dtype, p.dtype], [p.dtype], aux_types
+    # as MXNet's EmbeddingOpType: the weight's dtype where known, else the output's, else
+    # the ``dtype`` parameter (a float64 weight makes float64 rows whatever ``dtype`` says)
+    dtype = in_types[1] or out_types[0] or p.dtype
+    return [in_types[0] or p.dtype, dtype], [dtype], aux_types
 
 
 def _embedding_forward(ctx, p, inputs, aux):

@@ -320,3 +320,20 @@ def test_argmax_channel_reduces_axis_one(ctx):
     (out,), *_ = run(ctx, "argmax_channel", {}, data)
     np.testing.assert_array_equal(out, np.argmax(data, axis=1))
     assert infer("argmax_channel", {}, [(2, 3, 4)])[1] == [(2, 4)]
+
+
+def test_embedding_rows_take_the_weights_dtype():
+    """MXNet 1.9.1 (EmbeddingOpType): the weight's dtype wins over the ``dtype`` parameter."""
+    import rebind as mx
+
+    data = mx.sym.var("data")
+    emb = mx.sym.Embedding(data, input_dim=10, output_dim=4, name="emb")
+    _, out_types, _ = emb.infer_type(data=np.float32, emb_weight=np.float64)
+    assert out_types == [np.float64]
+    _, out_types, _ = emb.infer_type(data=np.float32)
+    assert out_types == [np.float32]  # the parameter's default
+    net = mx.sym.FullyConnected(emb, num_hidden=3, flatten=False)
+    net = mx.sym.SoftmaxOutput(net, name="softmax")
+    types = {name: np.float64 for name in net.list_arguments()}
+    executor = net.simple_bind(mx.cpu(), type_dict=types, data=(2, 5), softmax_label=(2, 5))
+    assert executor.outputs[0].dtype == np.float64
