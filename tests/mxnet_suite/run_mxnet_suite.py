@@ -14,22 +14,29 @@ interpreter (``--rebind-python``) under ``-p rebind.alias``. With ``--reuse`` an
 existing XML result is read instead of run again, so the slow MXNet baseline can be
 made once (``--side mxnet``) and rebind compared against it later.
 
-Scope rule. rebind is MXNet's Module/Symbol/NDArray API; it has no Gluon, autograd,
-``mx.np``/``npx``, sparse storage, contrib operators or GPU-only paths. A test is OUT
-of scope when any of these holds, else IN scope:
+Scope rule. rebind is MXNet's Module/Symbol/NDArray API, sparse storage
+(``mx.nd.sparse``, CSR and row-sparse) and the contrib operators included; it has no
+Gluon, autograd, ``mx.np``/``npx``, control-flow operators (``foreach``,
+``while_loop``, ``cond``), ``mx.contrib`` Python packages other than ``amp``, ``onnx``
+and ``svrg_optimization``, or GPU-only paths. A test is OUT of scope when any of these
+holds, else IN scope:
 
-1. its file matches ``--skip`` (default: the gluon, numpy, sparse, contrib, autograd,
-   subgraph, extension, TVM, DGL and dynamic-shape files), which are then not run;
+1. its file matches ``--skip`` (default: the gluon, numpy, autograd, subgraph,
+   extension, TVM and dynamic-shape files, and the contrib files of those missing
+   pieces: ``contrib.autograd``, ``contrib.io``, ``contrib.text``, intgemm (``npx``),
+   the straight-through estimators (Gluon blocks only) and control flow), which are
+   then not run;
 2. its source, or the source of a module-level function or class of the same file it
    refers to (followed transitively), contains a marker: ``gluon``, ``autograd``,
-   ``mx.np``, ``npx``, ``use_np``/``np_shape``/``np_array``, ``sparse``, ``stype``,
-   ``csr``, ``row_sparse``, ``contrib``; or refers to a name that the file
-   imports at module level from such a module (``from mxnet import gluon`` ...) or
-   that names such a subsystem (``from mxnet.util import set_np_shape``);
+   ``mx.np``, ``npx``, ``use_np``/``np_shape``/``np_array``; or refers to a name that
+   the file imports at module level from such a module (``from mxnet import gluon``,
+   ``from mxnet.contrib.text import ...``) or that names such a subsystem (``from
+   mxnet.util import set_np_shape``);
 3. on rebind it fails with the error of a missing subsystem: ``has no attribute
-   'gluon'`` (or autograd, np, npx, contrib), ``No module named 'mxnet.gluon'`` (or
-   autograd, numpy, numpy_extension, contrib), or a GPU that cannot be used (a test
-   that merely names ``mx.gpu(1)`` without computing on it stays in scope).
+   'gluon'`` (or autograd, np, npx), ``No module named 'mxnet.gluon'`` (or autograd,
+   numpy, numpy_extension, or a missing ``mxnet.contrib`` package), or a GPU that
+   cannot be used (a test that merely names ``mx.gpu(1)`` without computing on it
+   stays in scope).
 
 For rebind, a file whose module-level imports name such modules runs from a copy
 (``OUT/tree``) with just those imported names removed (and the tests decorated with
@@ -59,20 +66,26 @@ import xml.etree.ElementTree as ET
 
 SUITES = ("unittest", "train")
 DEFAULT_SKIP = (
-    "test_gluon*.py test_numpy_*.py test_sparse_*.py test_contrib_*.py test_autograd.py "
-    "test_higher_order_grad.py test_subgraph*.py test_extensions.py test_tvm_op.py "
-    "test_dgl_graph.py test_dynamic_shape.py"
+    "test_gluon*.py test_numpy_*.py test_autograd.py test_higher_order_grad.py "
+    "test_subgraph*.py test_extensions.py test_tvm_op.py test_dynamic_shape.py "
+    "test_contrib_autograd.py test_contrib_io.py test_contrib_text.py test_contrib_intgemm.py "
+    "test_contrib_stes_op.py test_contrib_control_flow.py"
 ).split()
 MARKERS = re.compile(
     r"\bgluon\b|\bautograd\b|\bmx\.npx?\b|\bnpx\b|\buse_np\w*|\bnp_shape\b|\bnp_array\b"
-    r"|\bsparse\b|\bstype\b|\bcsr\b|\brow_sparse\b|\bcontrib\b"
 )
-OUT_OF_SCOPE_MODULE = re.compile(r"^mxnet\.(gluon|autograd|numpy|numpy_extension|contrib)\b")
-OUT_OF_SCOPE_IMPORT = {"gluon", "autograd", "np", "npx", "numpy_extension", "contrib"}
-OUT_OF_SCOPE_NAME = re.compile(r"(^|_)npx?(_|$)|[Nn]umpy|sparse|gluon|autograd|contrib")
+# the mx.contrib packages rebind has: amp, onnx, svrg_optimization and the operators
+MISSING_CONTRIB = r"contrib\.(?!(amp|onnx|svrg_optimization|nd|ndarray|sym|symbol)\b)\w+"
+OUT_OF_SCOPE_MODULE = re.compile(
+    rf"^mxnet\.(gluon|autograd|numpy|numpy_extension|{MISSING_CONTRIB})(\.|$)"
+)
+OUT_OF_SCOPE_IMPORT = {"gluon", "autograd", "np", "npx", "numpy_extension"}
+OUT_OF_SCOPE_NAME = re.compile(r"(^|_)npx?(_|$)|[Nn]umpy|gluon|autograd")
 MISSING_SUBSYSTEM = re.compile(
-    r"has no attribute '(gluon|autograd|np|npx|contrib)'"
-    r"|No module named '(mxnet|rebind)\.(gluon|autograd|numpy|numpy_extension|contrib)"
+    r"has no attribute '(gluon|autograd|np|npx)'"
+    r"|No module named '(mxnet|rebind)\.(gluon|autograd|numpy|numpy_extension|"
+    + MISSING_CONTRIB
+    + r")"
     r"|gpu\(\d+\) cannot be used|no backend serves device type 'gpu'"
 )
 
@@ -123,16 +136,22 @@ def out_of_scope_imports(tree):
         elif node.module and OUT_OF_SCOPE_MODULE.match(node.module):
             bound = [a.asname or a.name for a in node.names]
         elif node.module and node.module.split(".")[0] == "mxnet":
-            bound = [a.asname or a.name for a in node.names if _out_of_scope_name(a.name)]
+            bound = [a.asname or a.name for a in node.names if _out_of_scope_name(node, a.name)]
         if bound:
             nodes.append(node)
             names.update(bound)
     return nodes, names
 
 
-def _out_of_scope_name(name):
-    """Whether a name imported from an mxnet module belongs to an out-of-scope subsystem."""
-    return name in OUT_OF_SCOPE_IMPORT or bool(OUT_OF_SCOPE_NAME.search(name))
+def _out_of_scope_name(node, name):
+    """Whether ``from <node.module> import <name>`` names an out-of-scope subsystem.
+
+    By the name (``set_np_shape``, ``gluon``) or as a missing package
+    (``from mxnet.contrib import text``).
+    """
+    if name in OUT_OF_SCOPE_IMPORT or OUT_OF_SCOPE_NAME.search(name):
+        return True
+    return bool(OUT_OF_SCOPE_MODULE.match(f"{node.module}.{name}"))
 
 
 def module_level(tree):
