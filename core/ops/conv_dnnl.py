@@ -17,14 +17,11 @@ kept (``_PLANS`` most recent ones); the backward primitives are built on the
 first backward call, so inference never builds them.
 """
 
-import functools
-import warnings
-
 import numpy
 
 from rebind.backends.cupy_kernels import fusable
 
-from . import dnnl_lib
+from . import conv_ort, dnnl_lib, dnnl_plan
 
 __all__ = ["backward", "channels_last", "forward", "is_channels_last", "takes"]
 
@@ -43,28 +40,17 @@ def takes(xp, arrays, spatial_axes, setting):
         return False
     if dnnl_lib.library() is None:
         if setting == "onednn":
-            _warn_missing()
+            conv_ort.warn_missing("onednn", f"oneDNN did not load ({dnnl_lib.missing_reason()})")
         return False
     return True
 
 
-@functools.cache
-def _warn_missing():
-    """Say once that the requested kernels are missing (the others run instead)."""
-    warnings.warn(
-        f"REBIND_CONV_KERNELS=onednn, but oneDNN did not load ({dnnl_lib.missing_reason()}); "
-        "running the NumPy convolution kernels",
-        RuntimeWarning,
-        stacklevel=4,
-    )
+channels_last = dnnl_plan.channels_last
+is_channels_last = dnnl_plan.is_channels_last
+_channels_last_strides = dnnl_plan.channels_last_strides
 
 
-channels_last = dnnl_lib.channels_last
-is_channels_last = dnnl_lib.is_channels_last
-_channels_last_strides = dnnl_lib.channels_last_strides
-
-
-class _Plan(dnnl_lib.Plan):
+class _Plan(dnnl_plan.Plan):
     """oneDNN's primitives for one convolution shape and window, in one thread."""
 
     def __init__(self, lib, key):
@@ -176,7 +162,7 @@ class _Plan(dnnl_lib.Plan):
             return self.memory(slot, self.mds["weights"], weight)
         buffer = self.buffers.get(slot)
         if buffer is None:
-            buffer = self.buffers[slot] = dnnl_lib.empty(self.lib.nbytes(want))
+            buffer = self.buffers[slot] = dnnl_plan.empty(self.lib.nbytes(want))
         self.copy(self.mds["weights"], weight, want, buffer, slot)
         return self.memory(slot, want, buffer)
 
@@ -190,7 +176,7 @@ def _float32(array):
 
 def _plan(lib, data, weight, bias, window, groups):
     key = (data.shape, weight.shape, bias, window, groups)
-    return dnnl_lib.plan(lib, "conv", key, _Plan, _PLANS)
+    return dnnl_plan.plan(lib, "conv", key, _Plan, _PLANS)
 
 
 def forward(data, weight, bias, window, groups):
@@ -254,7 +240,7 @@ def _weight_gradients(lib, plan, diff_dst, data, with_bias):
     else:
         buffer = plan.buffers.get("diff_weights")
         if buffer is None:
-            buffer = plan.buffers["diff_weights"] = dnnl_lib.empty(lib.nbytes(got))
+            buffer = plan.buffers["diff_weights"] = dnnl_plan.empty(lib.nbytes(got))
         target = plan.memory("diff_weights", got, buffer)
     args = [("src", src), ("diff_dst", diff_dst), ("diff_weights", target)]
     bias = None

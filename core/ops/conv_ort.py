@@ -39,6 +39,7 @@ __all__ = [
     "kernels_setting",
     "takes_data_gradient",
     "takes_forward",
+    "warn_missing",
 ]
 
 KERNELS_VARIABLE = "REBIND_CONV_KERNELS"
@@ -93,19 +94,20 @@ def _eligible(xp, arrays, spatial_axes, positions, at_least):
         return False
     if _runtime() is None:
         if setting == "onnxruntime":
-            _warn_missing()
+            warn_missing(
+                "onnxruntime", "onnxruntime or onnx is not installed (pip install 'rebind[cpu]')"
+            )
         return False
     return True
 
 
 @functools.cache
-def _warn_missing():
-    """Say once that the requested kernels are missing (the NumPy ones run instead)."""
+def warn_missing(setting, why):
+    """Say once per setting that the kernels it asks for are missing (NumPy's run instead)."""
     warnings.warn(
-        f"{KERNELS_VARIABLE}=onnxruntime, but onnxruntime or onnx is not installed "
-        "(pip install 'rebind[cpu]'); running the NumPy convolution kernels",
+        f"{KERNELS_VARIABLE}={setting}, but {why}; running the NumPy convolution kernels",
         RuntimeWarning,
-        stacklevel=4,
+        stacklevel=5,
     )
 
 

@@ -14,11 +14,11 @@ MXNet 1.9.1). Not part of ``auto``: LeNet's small layers ran 2x slower
 
 import functools
 import os
-import warnings
 
 import numpy
 
 from ..threadpool import engine_threads
+from . import conv_ort
 
 __all__ = ["backward", "forward", "takes"]
 
@@ -36,17 +36,6 @@ def _torch():
     return torch
 
 
-@functools.cache
-def _warn_missing():
-    """Say once that the requested kernels are missing (the NumPy ones run instead)."""
-    warnings.warn(
-        "REBIND_CONV_KERNELS=torch, but torch is not installed "
-        "(pip install 'rebind[torch-kernels]'); running the NumPy convolution kernels",
-        RuntimeWarning,
-        stacklevel=4,
-    )
-
-
 def takes(xp, arrays, setting, spatial_axes):
     """Whether a NumPy float32 convolution of ``spatial_axes`` (1 to 3) runs here."""
     if setting != "torch" or xp is not numpy or not 1 <= spatial_axes <= 3:
@@ -54,7 +43,9 @@ def takes(xp, arrays, setting, spatial_axes):
     if any(a.dtype != numpy.float32 for a in arrays):
         return False
     if _torch() is None:
-        _warn_missing()
+        conv_ort.warn_missing(
+            "torch", "torch is not installed (pip install 'rebind[torch-kernels]')"
+        )
         return False
     return True
 

@@ -15,8 +15,8 @@ import numpy
 
 from rebind.backends.cupy_kernels import fusable
 
-from . import dnnl_lib
-from .dnnl_lib import channels_last, is_channels_last
+from . import dnnl_lib, dnnl_plan
+from .dnnl_plan import channels_last, is_channels_last
 
 __all__ = ["backward", "forward", "takes"]
 
@@ -40,14 +40,14 @@ def takes(xp, data, axis, batch_stats):
     )
 
 
-class _Plan(dnnl_lib.Plan):
+class _Plan(dnnl_plan.Plan):
     """oneDNN's batch normalization primitives for one shape and epsilon, in one thread."""
 
     def __init__(self, lib, key):
         super().__init__(lib)
         shape, self.eps, training = key
         self.flags = dnnl_lib.USE_SCALE | dnnl_lib.USE_SHIFT | dnnl_lib.USE_GLOBAL_STATS
-        self.data = self.strided(shape, dnnl_lib.channels_last_strides(shape))
+        self.data = self.strided(shape, dnnl_plan.channels_last_strides(shape))
         self.vector = self.keep("memory_desc", lib.plain_md((shape[1],)))
         prop = dnnl_lib.FORWARD_TRAINING if training else dnnl_lib.FORWARD_INFERENCE
         self.forward_pd = self.make(
@@ -87,7 +87,7 @@ class _Plan(dnnl_lib.Plan):
 
 
 def _plan(lib, key):
-    return dnnl_lib.plan(lib, "batchnorm", key, _Plan, _PLANS, threads=1)
+    return dnnl_plan.plan(lib, "batchnorm", key, _Plan, _PLANS, threads=1)
 
 
 def _vector(array):

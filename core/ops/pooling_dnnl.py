@@ -17,8 +17,8 @@ import numpy
 
 from rebind.backends.cupy_kernels import fusable
 
-from . import dnnl_lib
-from .dnnl_lib import channels_last, is_channels_last
+from . import dnnl_lib, dnnl_plan
+from .dnnl_plan import channels_last, is_channels_last
 
 __all__ = ["backward", "forward", "takes"]
 
@@ -58,15 +58,15 @@ def _algorithm(pool_type, include_pad):
     return dnnl_lib.POOLING_AVG_INCLUDE if include_pad else dnnl_lib.POOLING_AVG_EXCLUDE
 
 
-class _Plan(dnnl_lib.Plan):
+class _Plan(dnnl_plan.Plan):
     """oneDNN's pooling primitives for one shape, window and algorithm, in one thread."""
 
     def __init__(self, lib, key):
         super().__init__(lib)
         shape, window, self.algorithm, training = key
         self.out_shape = (*shape[:2], *window.out)
-        self.src = self.strided(shape, dnnl_lib.channels_last_strides(shape))
-        self.dst = self.strided(self.out_shape, dnnl_lib.channels_last_strides(self.out_shape))
+        self.src = self.strided(shape, dnnl_plan.channels_last_strides(shape))
+        self.dst = self.strided(self.out_shape, dnnl_plan.channels_last_strides(self.out_shape))
         self.dims = [
             dnnl_lib.Dims(*window.stride),
             dnnl_lib.Dims(*window.kernel),
@@ -109,7 +109,7 @@ class _Plan(dnnl_lib.Plan):
 
 
 def _plan(lib, key):
-    return dnnl_lib.plan(lib, "pool", key, _Plan, _PLANS, threads=1)
+    return dnnl_plan.plan(lib, "pool", key, _Plan, _PLANS, threads=1)
 
 
 def forward(x, pool_type, window, include_pad, training):
@@ -120,7 +120,7 @@ def forward(x, pool_type, window, include_pad, training):
     args = [("src", plan.memory("src", plan.src, x)), ("dst", plan.memory("dst", plan.dst, out))]
     workspace = None
     if plan.workspace is not None:
-        workspace = dnnl_lib.empty(lib.nbytes(plan.workspace))
+        workspace = dnnl_plan.empty(lib.nbytes(plan.workspace))
         args.append(("workspace", plan.memory("workspace", plan.workspace, workspace)))
     lib.execute(plan.forward, args)
     return out, (x.shape, window, pool_type, include_pad, workspace)

@@ -7,10 +7,11 @@ covers strides, padding, dilation, groups, depthwise, 1x1, batch 1, 1-D and 3-D.
 """
 
 import numpy as np
+import pytest
 
-from rebind.ops import OpContext, conv_ort
+from rebind.ops import OpContext, conv_ort, dnnl_lib
 from tests.conftest import BACKEND_CONTEXTS
-from tests.ops.harness import opdef
+from tests.ops.harness import assert_close, opdef
 
 CPU = BACKEND_CONTEXTS["numpy"]
 # (data shape, num_filter, attributes)
@@ -24,6 +25,10 @@ SHAPES = [
     ((2, 2, 5, 6, 7), 3, {"kernel": (2, 3, 2), "stride": (2, 1, 2), "pad": (1, 0, 1)}),
     ((1, 3, 30, 30), 8, {"kernel": (7, 7), "stride": (2, 2), "pad": (3, 3)}),
 ]
+# tests of oneDNN's kernels: skipped with the loader's reason where the library did not load
+needs_onednn = pytest.mark.skipif(
+    dnnl_lib.library() is None, reason=f"oneDNN did not load: {dnnl_lib.missing_reason()}"
+)
 # input layouts: MXNet's, a view with the last two axes' strides swapped, channels last
 LAYOUTS = ("plain", "transposed", "channels_last")
 
@@ -79,3 +84,28 @@ def _recorded(calls, name, kernel):
         return kernel(*args, **kwargs)
 
     return run
+
+
+def check_only_the_asked_gradients(use, setting, need):
+    """Under ``setting`` (``use`` sets it) the asked gradients match NumPy's, the others None."""
+    shape, filters, attrs = SHAPES[2]
+    use("numpy")
+    expected = run_conv(shape, filters, attrs, False, need=need)
+    use(setting)
+    actual = run_conv(shape, filters, attrs, False, need=need)
+    for asked, a, e in zip([True, *need], actual, expected, strict=True):
+        assert (a is None) == (not asked)
+        if asked:
+            assert_close(a, e, "gradient")
+
+
+def check_other_dtypes_run_numpy(use, setting, dtype, calls):
+    """Under ``setting``, ``dtype`` convolutions run NumPy's kernels (no ``calls``), bit for bit."""
+    shape, filters, attrs = SHAPES[0]
+    use("numpy")
+    expected = run_conv(shape, filters, attrs, False, dtype=dtype)
+    use(setting)
+    actual = run_conv(shape, filters, attrs, False, dtype=dtype)
+    assert calls == []
+    for a, e in zip(actual, expected, strict=True):
+        np.testing.assert_array_equal(a, e)

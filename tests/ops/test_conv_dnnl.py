@@ -10,13 +10,19 @@ import threading
 import numpy as np
 import pytest
 
-from rebind.ops import conv_dnnl, conv_ort, dnnl_lib
-from tests.ops.conv_kernels import CPU, LAYOUTS, SHAPES, recording, run_conv, use_kernels
-from tests.ops.harness import assert_close, case_ids, replay_golden
-
-needs_onednn = pytest.mark.skipif(
-    dnnl_lib.library() is None, reason=f"oneDNN did not load: {dnnl_lib.missing_reason()}"
+from rebind.ops import conv_dnnl, conv_ort, dnnl_lib, dnnl_plan
+from tests.ops.conv_kernels import (
+    CPU,
+    LAYOUTS,
+    SHAPES,
+    check_only_the_asked_gradients,
+    check_other_dtypes_run_numpy,
+    needs_onednn,
+    recording,
+    run_conv,
+    use_kernels,
 )
+from tests.ops.harness import assert_close, case_ids, replay_golden
 
 
 @pytest.fixture
@@ -33,7 +39,7 @@ def dnnl_calls(monkeypatch):
 
 def _hide_onednn(monkeypatch):
     monkeypatch.setattr(dnnl_lib, "_loaded", lambda: (None, "hidden by the test"))
-    conv_dnnl._warn_missing.cache_clear()
+    conv_ort.warn_missing.cache_clear()
 
 
 @needs_onednn
@@ -71,12 +77,12 @@ def test_activations_are_channels_last_views(kernels):
     w = np.ones((filters, shape[1], 3, 3), np.float32)
     window = conv_dnnl_window(shape, filters, attrs)
     out, kept = conv_dnnl.forward(x, w, None, window, 1)
-    assert out.shape == (2, 4, 5, 5) and dnnl_lib.is_channels_last(out)
-    assert dnnl_lib.is_channels_last(kept) and np.array_equal(kept, x)  # the copy backward reads
+    assert out.shape == (2, 4, 5, 5) and dnnl_plan.is_channels_last(out)
+    assert dnnl_plan.is_channels_last(kept) and np.array_equal(kept, x)  # the copy backward reads
     again, same = conv_dnnl.forward(kept, w, None, window, 1)
     assert same is kept and np.array_equal(again, out)  # read where it lies: no copy
     grads = conv_dnnl.backward(np.ones_like(out), kept, w, window, 1, [True, True, False])
-    assert dnnl_lib.is_channels_last(grads[0]) and grads[0].shape == shape
+    assert dnnl_plan.is_channels_last(grads[0]) and grads[0].shape == shape
     assert grads[2] is None
 
 
@@ -91,15 +97,7 @@ def conv_dnnl_window(shape, filters, attrs):
 @needs_onednn
 @pytest.mark.parametrize("need", [[True, False, False], [False, True, False], [False, False, True]])
 def test_only_the_asked_gradients(need, kernels):
-    shape, filters, attrs = SHAPES[2]
-    kernels("numpy")
-    expected = run_conv(shape, filters, attrs, False, need=need)
-    kernels("onednn")
-    actual = run_conv(shape, filters, attrs, False, need=need)
-    for asked, a, e in zip([True, *need], actual, expected, strict=True):
-        assert (a is None) == (not asked)
-        if asked:
-            assert_close(a, e, "gradient")
+    check_only_the_asked_gradients(kernels, "onednn", need)
 
 
 @needs_onednn
@@ -120,14 +118,7 @@ def test_other_settings_never_call_onednn(setting, kernels, dnnl_calls):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float16])
 def test_other_dtypes_run_the_numpy_kernels(dtype, kernels, dnnl_calls):
-    shape, filters, attrs = SHAPES[0]
-    kernels("numpy")
-    expected = run_conv(shape, filters, attrs, False, dtype=dtype)
-    kernels("onednn")
-    actual = run_conv(shape, filters, attrs, False, dtype=dtype)
-    assert dnnl_calls == []
-    for a, e in zip(actual, expected, strict=True):
-        np.testing.assert_array_equal(a, e)
+    check_other_dtypes_run_numpy(kernels, "onednn", dtype, dnnl_calls)
 
 
 def _not_called(*args):
@@ -144,7 +135,7 @@ def test_without_onednn_auto_and_onednn_run_other_kernels(kernels, monkeypatch, 
     kernels("onednn")
     with pytest.warns(RuntimeWarning, match="oneDNN did not load.*hidden by the test"):
         forced = run_conv(shape, filters, attrs, False)
-    conv_dnnl._warn_missing.cache_clear()
+    conv_ort.warn_missing.cache_clear()
     assert dnnl_calls == []
     for run in (auto, forced):
         for a, e in zip(run, expected, strict=True):
@@ -183,8 +174,8 @@ def test_old_plans_are_released(kernels, monkeypatch):
     monkeypatch.setattr(conv_dnnl, "_PLANS", 2)
     lib = dnnl_lib.library()
     released = []
-    close = dnnl_lib.Plan.close
-    monkeypatch.setattr(dnnl_lib.Plan, "close", lambda plan: released.append(plan) or close(plan))
+    close = dnnl_plan.Plan.close
+    monkeypatch.setattr(dnnl_plan.Plan, "close", lambda plan: released.append(plan) or close(plan))
     before = len(lib.thread_cache().get("conv", {}))
     for batch in (5, 6, 7, 8):  # four new shapes
         run_conv((batch, 3, 9, 9), 4, SHAPES[0][2], False)

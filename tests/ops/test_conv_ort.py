@@ -149,7 +149,7 @@ def test_without_onnxruntime_the_numpy_kernels_run(kernels, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # its import fails
     monkeypatch.setattr(conv_ort, "_session", _no_session)
     conv_ort._runtime.cache_clear()
-    conv_ort._warn_missing.cache_clear()
+    conv_ort.warn_missing.cache_clear()
     try:
         kernels("auto")
         auto = _run(shape, filters, attrs, False, ctx=CPU)
@@ -158,7 +158,7 @@ def test_without_onnxruntime_the_numpy_kernels_run(kernels, monkeypatch):
             forced = _run(shape, filters, attrs, False, ctx=CPU)
     finally:
         conv_ort._runtime.cache_clear()
-        conv_ort._warn_missing.cache_clear()
+        conv_ort.warn_missing.cache_clear()
     for run in (auto, forced):
         for a, e in zip(run, expected, strict=True):
             np.testing.assert_array_equal(a, e)

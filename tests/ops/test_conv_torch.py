@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 
 from rebind.ops import conv_ort, conv_torch
-from tests.ops.conv_kernels import CPU, SHAPES, recording, run_conv, use_kernels
+from tests.ops.conv_kernels import (
+    CPU,
+    SHAPES,
+    check_only_the_asked_gradients,
+    check_other_dtypes_run_numpy,
+    recording,
+    run_conv,
+    use_kernels,
+)
 from tests.ops.harness import assert_close, case_ids, replay_golden
 
 
@@ -53,15 +61,7 @@ def test_matches_numpy_kernels(shape, filters, attrs, no_bias, kernels, torch_ca
 @pytest.mark.parametrize("need", [[True, False, False], [False, True, False], [False, False, True]])
 def test_only_the_asked_gradients(need, kernels):
     pytest.importorskip("torch", reason="the PyTorch kernels need torch (an optional extra)")
-    shape, filters, attrs = SHAPES[2]
-    kernels("numpy")
-    expected = _run(shape, filters, attrs, False, need=need)
-    kernels("torch")
-    actual = _run(shape, filters, attrs, False, need=need)
-    for asked, a, e in zip([True, *need], actual, expected, strict=True):
-        assert (a is None) == (not asked)
-        if asked:
-            assert_close(a, e, "gradient")
+    check_only_the_asked_gradients(kernels, "torch", need)
 
 
 @pytest.mark.parametrize("case_id", case_ids("Convolution"))
@@ -76,14 +76,7 @@ def test_golden_on_torch(case_id, kernels, torch_calls):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float16])
 def test_other_dtypes_run_the_numpy_kernels(dtype, kernels, torch_calls):
-    shape, filters, attrs = SHAPES[0]
-    kernels("numpy")
-    expected = _run(shape, filters, attrs, False, dtype=dtype)
-    kernels("torch")
-    actual = _run(shape, filters, attrs, False, dtype=dtype)
-    assert torch_calls == []
-    for a, e in zip(actual, expected, strict=True):
-        np.testing.assert_array_equal(a, e)
+    check_other_dtypes_run_numpy(kernels, "torch", dtype, torch_calls)
 
 
 @pytest.mark.parametrize("setting", ["auto", "numpy", "onnxruntime"])
@@ -105,14 +98,14 @@ def test_without_torch_the_numpy_kernels_run(kernels, monkeypatch, torch_calls):
     expected = _run(shape, filters, attrs, False)
     monkeypatch.setitem(sys.modules, "torch", None)  # its import fails
     conv_torch._torch.cache_clear()
-    conv_torch._warn_missing.cache_clear()
+    conv_ort.warn_missing.cache_clear()
     try:
         kernels("torch")
         with pytest.warns(RuntimeWarning, match="torch is not installed"):
             actual = _run(shape, filters, attrs, False)
     finally:
         conv_torch._torch.cache_clear()
-        conv_torch._warn_missing.cache_clear()
+        conv_ort.warn_missing.cache_clear()
     assert torch_calls == []
     for a, e in zip(actual, expected, strict=True):
         np.testing.assert_array_equal(a, e)

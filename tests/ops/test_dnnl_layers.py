@@ -16,16 +16,14 @@ from rebind.ops import (
     conv_dnnl,
     conv_ort,
     dnnl_lib,
+    dnnl_plan,
     norm_cpu,
     norm_dnnl,
     pooling_dnnl,
 )
-from tests.ops.conv_kernels import CPU, in_layout, recording, use_kernels
+from tests.ops.conv_kernels import CPU, in_layout, needs_onednn, recording, use_kernels
 from tests.ops.harness import assert_close, opdef
 
-needs_onednn = pytest.mark.skipif(
-    dnnl_lib.library() is None, reason=f"oneDNN did not load: {dnnl_lib.missing_reason()}"
-)
 POOLS = [
     {"pool_type": "max", "kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)},
     {"pool_type": "max", "kernel": (3, 3), "stride": (2, 2), "pooling_convention": "full"},
@@ -63,7 +61,7 @@ def test_pooling_of_channels_last_views(attrs, monkeypatch):
         got = _pool(attrs, in_layout(x, "channels_last"), in_layout(head, head_layout))
         assert len(taken) == 1 + (head_layout == "channels_last")
         for name, a, e in zip(("output", "gradient"), got, expected, strict=True):
-            assert dnnl_lib.is_channels_last(a), name
+            assert dnnl_plan.is_channels_last(a), name
             assert_close(a, e, f"{name}, head {head_layout}")
 
 
@@ -131,7 +129,7 @@ def test_batchnorm_of_channels_last_views(attrs, engine, monkeypatch):
     names = ("output", "mean", "invstd", "data grad", "gamma grad", "beta grad", "moving mean")
     for name, a, e in zip((*names, "moving var"), got, expected, strict=True):
         assert_close(a, e, name)
-    assert dnnl_lib.is_channels_last(got[0]) and dnnl_lib.is_channels_last(got[3])
+    assert dnnl_plan.is_channels_last(got[0]) and dnnl_plan.is_channels_last(got[3])
 
 
 def test_rows_of_a_channels_last_view_are_not_copied():
