@@ -212,17 +212,13 @@ class OpDef:
 
     def infer_shapes(self, params, in_shapes, out_shapes=None, aux_shapes=None, node=None):
         """Run ``infer_shape``, turning a mismatch into ShapeError naming the node."""
-        arg_names = self.arguments(params)
         out_shapes = out_shapes or [None] * len(self.outputs(params))
         aux_shapes = aux_shapes or [None] * len(self.aux_states(params))
         try:
             return self.infer_shape(params, list(in_shapes), list(out_shapes), list(aux_shapes))
         except ArgShapeMismatch as exc:
-            given = ", ".join(f"{n}={s}" for n, s in zip(arg_names, in_shapes, strict=False))
-            reason = f" ({exc.reason})" if exc.reason else ""
             raise ShapeError(
-                f"{self.name} node {node or self.name!r}: argument {exc.argument!r} has shape "
-                f"{exc.got}, expected {exc.expected}{reason}; input shapes given: {given}"
+                self._conflict(params, node, exc, "shape", in_shapes, "input shapes given")
             ) from None
 
     def infer_types(self, params, in_types, out_types=None, aux_types=None, node=None):
@@ -232,13 +228,19 @@ class OpDef:
         try:
             return self.infer_type(params, list(in_types), list(out_types), list(aux_types))
         except ArgTypeMismatch as exc:
-            names = self.arguments(params)
-            given = ", ".join(f"{n}={t}" for n, t in zip(names, in_types, strict=False))
-            reason = f" ({exc.reason})" if exc.reason else ""
             raise DTypeMismatchError(
-                f"{self.name} node {node or self.name!r}: argument {exc.argument!r} has dtype "
-                f"{exc.got}, expected {exc.expected}{reason}; input dtypes: {given}"
+                self._conflict(params, node, exc, "dtype", in_types, "input dtypes")
             ) from None
+
+    def _conflict(self, params, node, exc, what, given, given_label):
+        """The message naming the node, the argument, what it has and what was expected."""
+        names = self.arguments(params)
+        listed = ", ".join(f"{n}={g}" for n, g in zip(names, given, strict=False))
+        reason = f" ({exc.reason})" if exc.reason else ""
+        return (
+            f"{self.name} node {node or self.name!r}: argument {exc.argument!r} has {what} "
+            f"{exc.got}, expected {exc.expected}{reason}; {given_label}: {listed}"
+        )
 
 
 def split_positional(op, args, array_type):
