@@ -23,7 +23,10 @@ The count, in order:
 A library whose own variable the user set keeps that number
 (``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``, ``BLIS_NUM_THREADS``; OpenMP
 with ``OMP_NUM_THREADS``), and so does one whose count someone else changed
-since rebind set it (``with threadpoolctl.threadpool_limits(...)``). Without
+since rebind set it (``with threadpoolctl.threadpool_limits(...)``). A library
+loaded after the last look for them (``import torch``, ``ctypes.CDLL``) is
+found at the next resize or load sample: the dynamic loader's count of loaded
+objects (``loaded_objects``, a microsecond) says when to look again. Without
 threadpoolctl (``pip install rebind[threads]``) rebind can size BLAS only as it
 loads: if NumPy is not imported before rebind, OpenBLAS/MKL start with the
 count of that moment and keep it; ``compute_threads()`` still follows the load.
@@ -144,6 +147,7 @@ class BlasPools:
         self._users = {api for api, names in LIBRARY_VARIABLES.items() if _any_set(names, environ)}
         self._set = {}  # library file -> the count rebind set last
         self._libraries = ()  # threadpoolctl's controllers of the pools found last
+        self._scanned = None  # loaded_objects() at the last scan
         self.applied = None
         self.rescan_due = True  # libraries may load after the first limit
         try:
@@ -157,12 +161,29 @@ class BlasPools:
         """Set every pool rebind may set to ``threads`` (found anew: libraries load late)."""
         from threadpoolctl import ThreadpoolController
 
+        self._scanned = loaded_objects()
         self._libraries = ThreadpoolController().lib_controllers
         self.rescan_due = False
-        self.hold(threads)
+        self._hold(threads)
 
     def hold(self, threads):
-        """Set the pools the last ``limit`` found to ``threads`` (microseconds: no new scan)."""
+        """Set the pools to ``threads``: those the last scan found, unless libraries loaded since.
+
+        Microseconds when no library was loaded since the last scan (the
+        count of loaded objects says so); otherwise a new scan (``limit``)
+        first, so that a BLAS loaded late follows the count too.
+        """
+        if self.stale():
+            self.limit(threads)
+            return
+        self._hold(threads)
+
+    def stale(self):
+        """Whether libraries were loaded since the last scan (microseconds)."""
+        return self._scanned is None or loaded_objects() != self._scanned
+
+    def _hold(self, threads):
+        """Set the pools of the last scan to ``threads`` (those the user or others set, not)."""
         for library in self._libraries:
             if library.internal_api in self._users or library.user_api in self._users:
                 continue  # the user's variable for this library wins
@@ -190,6 +211,71 @@ class BlasPools:
 
 def _any_set(names, environ):
     return any(environ.get(name, "").strip() for name in names)
+
+
+def loaded_objects():
+    """A number that changes whenever the process loads a shared library (microseconds).
+
+    glibc's count of objects ever loaded (``dlpi_adds`` of ``dl_iterate_phdr``,
+    read from the first object) or macOS's image count; where neither is known,
+    the number of imported modules (an extension module loads its libraries as
+    it is imported). A rescan of the pools takes milliseconds; this says when
+    one is due.
+    """
+    return _LOADER_COUNT() or -len(sys.modules)
+
+
+def _loader_counter():
+    """A function returning the dynamic loader's count of loaded objects (0 where unknown)."""
+    import ctypes
+
+    try:
+        # PyDLL: the call keeps the GIL, so no thread can take it while the loader's
+        # lock is held for the callback (which needs the GIL)
+        libc = ctypes.PyDLL(None)
+    except (OSError, TypeError):  # TypeError: Windows loads no library by the name None
+        return lambda: 0
+    if hasattr(libc, "_dyld_image_count"):  # macOS
+        libc._dyld_image_count.restype = ctypes.c_uint32
+        return libc._dyld_image_count
+    if not hasattr(libc, "dl_iterate_phdr"):  # Windows, or a libc without it
+        return lambda: 0
+    return _phdr_adds(ctypes, libc.dl_iterate_phdr)
+
+
+def _phdr_adds(ctypes, iterate):
+    """``dlpi_adds`` through ``dl_iterate_phdr``, stopped at the first object."""
+
+    class Info(ctypes.Structure):  # struct dl_phdr_info, up to dlpi_adds
+        _fields_ = [
+            ("addr", ctypes.c_void_p),
+            ("name", ctypes.c_char_p),
+            ("phdr", ctypes.c_void_p),
+            ("phnum", ctypes.c_uint16),
+            ("adds", ctypes.c_ulonglong),
+        ]
+
+    callback_type = ctypes.CFUNCTYPE(
+        ctypes.c_int, ctypes.POINTER(Info), ctypes.c_size_t, ctypes.c_void_p
+    )
+    found = [0]
+
+    def first(info, size, data):
+        # a C library too old to fill dlpi_adds passes a smaller size: count 0 then
+        found[0] = info.contents.adds if size >= ctypes.sizeof(Info) else 0
+        return 1  # stop after the first object
+
+    callback = callback_type(first)
+    iterate.argtypes = [callback_type, ctypes.c_void_p]
+
+    def count():
+        iterate(callback, None)
+        return found[0]
+
+    return count
+
+
+_LOADER_COUNT = _loader_counter()
 
 
 # One policy per process: the pools it sizes are process-wide.
@@ -266,8 +352,8 @@ def _update():
         return  # another thread is sampling: the current count stands meanwhile
     try:
         threads = max(1, POLICY.update(time.monotonic()) // _SHARERS[0])
-        if POOLS.controllable and (threads != POOLS.applied or POOLS.rescan_due):
-            POOLS.limit(threads)
+        if POOLS.controllable and (threads != POOLS.applied or POOLS.rescan_due or POOLS.stale()):
+            POOLS.limit(threads)  # also when libraries loaded since the last scan
     finally:
         _UPDATING.release()
 

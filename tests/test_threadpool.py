@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind import threadpool
+from rebind import side_by_side, threadpool
 from rebind.threadpool import ThreadPolicy, requested_threads
 
 threadpoolctl = pytest.importorskip("threadpoolctl")  # the 'test' extra installs it
@@ -40,6 +40,18 @@ class FakeSampler:
 def quiet_machine(monkeypatch):
     """Nothing else runs as the policy starts (its first count is then the cores)."""
     monkeypatch.setattr(threadpool.LoadSampler, "running_others", staticmethod(lambda: 0))
+
+
+def _wait_for_helpers(tasks):
+    for task in tasks:
+        task.done.acquire()
+
+
+@pytest.fixture
+def helpers_run_their_calls(monkeypatch):
+    """Every handed call runs in its helper thread (the caller takes none over, see
+    ``side_by_side.run``), so that tests can tell the threads apart."""
+    monkeypatch.setattr(side_by_side, "_finish", _wait_for_helpers)
 
 
 # -- the override order ---------------------------------------------------------------
@@ -127,7 +139,7 @@ PROBE = """
 import json, os, sys
 {prelude}
 import rebind as mx
-from rebind import threadpool
+from rebind import side_by_side, threadpool
 del sys.modules["threadpoolctl"]  # a refused import leaves None behind
 from threadpoolctl import threadpool_info
 mx.nd.dot(mx.nd.ones((64, 64)), mx.nd.ones((64, 64))).asnumpy()
@@ -198,9 +210,10 @@ def test_a_count_someone_else_set_is_left_alone():
             threadpoolctl.threadpool_limits(limits={info["prefix"]: info["num_threads"]})
 
 
+@pytest.mark.usefixtures("helpers_run_their_calls")
 def test_two_cpu_contexts_run_side_by_side_on_the_policys_count_divided(monkeypatch):
-    # a fixed count of 2: a load sample moving the count mid-test would leave a library
-    # the last scan did not see at the old count (seen on a busy CI machine)
+    # a fixed count of 2, so that every batch divides the same count (a library loaded
+    # after the last scan follows it too: see the late-library tests below)
     fixed = ThreadPolicy({"REBIND_NUM_THREADS": "2"}, sampler=FakeSampler([]), cpus=2)
     monkeypatch.setattr(threadpool, "POLICY", fixed)
     data = mx.sym.Variable("data")
@@ -272,3 +285,105 @@ def test_engine_threads_are_the_users_count_else_the_usable_cores_whatever_the_l
     fixed = ThreadPolicy({"OMP_NUM_THREADS": "3"}, sampler=FakeSampler([]), cpus=8)
     monkeypatch.setattr(threadpool, "POLICY", fixed)
     assert threadpool.engine_threads() == 3
+
+
+class FakeLibrary:
+    """A pool as threadpoolctl's controllers show it: a file, an API and a thread count."""
+
+    def __init__(self, filepath, threads):
+        self.filepath, self.threads = filepath, threads
+        self.internal_api, self.user_api = "openblas", "blas"
+
+    def get_num_threads(self):
+        return self.threads
+
+    def set_num_threads(self, threads):
+        self.threads = threads
+
+
+def test_hold_rescans_once_a_library_was_loaded_since_the_last_scan(monkeypatch):
+    first, late = FakeLibrary("first.so", 2), FakeLibrary("late.so", 2)
+    loaded, scans = [first], []
+
+    class Controller:  # threadpoolctl's scan: the libraries loaded now
+        def __init__(self):
+            scans.append(1)
+            self.lib_controllers = list(loaded)
+
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Controller)
+    monkeypatch.setattr(threadpool, "_LOADER_COUNT", lambda: len(loaded))
+    pools = threadpool.BlasPools(environ={})
+    pools.limit(2)
+    pools.hold(1)  # nothing loaded since the scan: no new one
+    assert len(scans) == 1 and first.threads == 1
+    loaded.append(late)  # loaded after the scan, still at its own count
+    pools.hold(2)
+    assert len(scans) == 2 and (first.threads, late.threads) == (2, 2)
+    pools.hold(1)
+    assert len(scans) == 2 and (first.threads, late.threads) == (1, 1)
+
+
+def test_the_loaded_object_count_moves_when_a_library_loads():
+    code = (
+        "import ctypes, ctypes.util, json\n"
+        "from rebind import threadpool\n"
+        "before = threadpool.loaded_objects()\n"
+        "ctypes.CDLL(ctypes.util.find_library('m'))\n"  # loaded already: no new object
+        "same = threadpool.loaded_objects()\n"
+        "import importlib, importlib.util, sys\n"
+        "names = ('_decimal', '_lzma', '_bz2', 'mmap', '_sqlite3', '_curses', '_ctypes_test')\n"
+        "def shared(name):  # an extension module in its own shared object, not loaded yet\n"
+        "    spec = name not in sys.modules and importlib.util.find_spec(name)\n"
+        "    return bool(spec) and str(spec.origin).endswith(('.so', '.pyd', '.dylib'))\n"
+        "importlib.import_module(next(name for name in names if shared(name)))\n"
+        "print(json.dumps([before, same, threadpool.loaded_objects()]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    before, same, after = json.loads(done.stdout.strip().splitlines()[-1])
+    assert before == same != after
+
+
+LATE_LIBRARY = """
+import ctypes, json, sys
+import rebind as mx
+from rebind import side_by_side, threadpool
+from threadpoolctl import threadpool_info
+threadpool.POOLS.limit(threadpool.POLICY.threads)  # the last scan: before the library loads
+before = {{d["filepath"] for d in threadpool_info()}}
+ctypes.CDLL({path!r})
+late = [d for d in threadpool_info() if d["filepath"] not in before]
+initial = late[0]["num_threads"]
+callers = 8 if initial != 1 else 2  # a share (of 8 threads) the library does not have yet
+with threadpool.shared_by(callers):
+    inside = [d["num_threads"] for d in threadpool_info() if d["filepath"] not in before]
+print(json.dumps({{"initial": initial, "share": 8 // callers, "inside": inside}}))
+"""
+
+
+def _unloaded_pool_library():
+    """A BLAS or OpenMP library a fresh rebind process has not loaded (None if none is found)."""
+    import ctypes.util
+
+    name = ctypes.util.find_library("gomp")
+    loaded = {os.path.basename(d["filepath"]) for d in threadpoolctl.threadpool_info()}
+    if name is None or any(n.startswith("libgomp") for n in loaded):
+        return None
+    return name
+
+
+def test_a_library_loaded_after_the_last_scan_follows_a_side_by_side_share():
+    library = _unloaded_pool_library()
+    if library is None:
+        pytest.skip("no OpenMP runtime (libgomp) to load late on this machine")
+    names = ("REBIND_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in names}
+    env["REBIND_NUM_THREADS"] = "8"
+    code = LATE_LIBRARY.format(path=library)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["initial"] != result["share"]
+    assert result["inside"] == [result["share"]]
