@@ -1,5 +1,8 @@
 """rebind.side_by_side: calls run at the same time, their results in order, flags carried."""
 
+import os
+import select
+import signal
 import threading
 
 import pytest
@@ -73,3 +76,81 @@ def test_the_switch_turns_it_off(monkeypatch):
     assert side_by_side.enabled()
     monkeypatch.setenv("REBIND_CONTEXT_THREADS", "0")
     assert not side_by_side.enabled()
+
+
+def test_a_run_inside_a_run_takes_turns_and_keeps_the_promises():
+    inner_idents = []
+
+    def inner(value):
+        def call():
+            inner_idents.append(threading.get_ident())
+            return value
+
+        return call
+
+    def outer():
+        # a second group while the first runs: in turn, in this (helper) thread
+        return side_by_side.run([inner(1), inner(2)]), threading.get_ident()
+
+    first, (inner_results, helper) = side_by_side.run([lambda: "first", outer])
+    assert first == "first" and inner_results == [1, 2]
+    assert inner_idents == [helper, helper]
+    ended = []
+
+    def fails():
+        ended.append("fails")
+        raise KeyError("in turn")
+
+    def nested():
+        return side_by_side.run([fails, lambda: ended.append("after")])
+
+    with pytest.raises(KeyError, match="in turn"):
+        side_by_side.run([lambda: None, nested])
+    assert ended == ["fails", "after"]  # every call ran before the error was raised
+
+
+def _in_a_helper():
+    """Two calls whose second reports its thread, the first waiting until it has run."""
+    started = threading.Event()
+
+    def second():
+        started.set()
+        return threading.get_ident()
+
+    return [lambda: started.wait(30), second]
+
+
+def test_the_helper_threads_are_kept_between_runs():
+    first = side_by_side.run(_in_a_helper())[1]
+    second = side_by_side.run(_in_a_helper())[1]
+    assert first == second != threading.get_ident()
+
+
+def test_a_call_its_helper_has_not_started_runs_in_the_calling_thread(monkeypatch):
+    # a helper that does not wake up (on a busy machine: one waiting for a CPU)
+    monkeypatch.setattr(side_by_side._Helper, "hand", lambda self, task, flags: None)
+    flag = ThreadFlag()
+    with flag.within():
+        results = side_by_side.run([lambda: 1, lambda: (threading.get_ident(), flag.active)])
+    assert results == [1, (threading.get_ident(), True)]
+    monkeypatch.undo()
+    assert side_by_side.run(_in_a_helper())[1] != threading.get_ident()  # helpers work on
+
+
+def test_a_forked_child_makes_its_own_helpers():
+    side_by_side.run([lambda: None, lambda: None])  # the parent's helper exists
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's helper thread is not here
+        try:
+            ok = side_by_side.run([lambda: 1, lambda: 2]) == [1, 2]
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 120)
+    if not ready:  # waiting for a helper thread the fork did not copy
+        os.kill(pid, signal.SIGKILL)
+    answer = os.read(read, 1) if ready else b""
+    os.waitpid(pid, 0)
+    assert answer == b"1"

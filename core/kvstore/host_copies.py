@@ -6,11 +6,11 @@ so the values pushed from several cpu contexts are summed where they are
 (a training step's every gradient and weight) is split between threads
 (``side_by_side``): the sums by key, the copies by the context they fill, so
 each thread writes arrays no other thread touches and the values are those
-of doing the work in turn. ``REBIND_CONTEXT_THREADS=0`` keeps it in the
-calling thread.
+of doing the work in turn. ``REBIND_CONTEXT_THREADS=0``, or a thread policy
+at one thread (a busy machine), keeps it in the calling thread.
 """
 
-from .. import side_by_side
+from .. import side_by_side, threadpool
 from ..ndarray import NDArray
 
 __all__ = ["copy_all", "merge_all", "on_host", "sum_on_host"]
@@ -98,8 +98,13 @@ def _halves(groups):
 
 
 def _worth_splitting(arrays):
-    """Whether work over ``arrays`` (host, dense) is big enough for threads."""
-    if not side_by_side.enabled():
+    """Whether work over ``arrays`` (host, dense) is big enough for threads, and has the CPUs.
+
+    With the thread policy at one thread (other processes keep the other cores
+    busy) the two threads would only take turns, each handover costing CPU and
+    a wait for the scheduler: the calling thread does it all.
+    """
+    if not side_by_side.enabled() or threadpool.compute_threads() < 2:
         return False
     arrays = list(arrays)
     if not all(on_host(a, a.context) for a in arrays):

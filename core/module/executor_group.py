@@ -325,7 +325,20 @@ class DataParallelExecutorGroup:
             self.labels_fed = self._load(
                 data_batch, "label", self.label_arrays, self._label_layouts_used
             )
-        self._runner.run(lambda index, executor: executor.forward(is_train=is_train))
+        # held for backward's pass while forward_backward holds it (hold_forward)
+        self._runner.run(lambda index, executor: executor.forward(is_train=is_train), hold=True)
+
+    def hold_forward(self):
+        """Run the next forward with backward, both in one pass per context (side by side only).
+
+        Returns whether it holds; ``release_forward`` ends the hold and runs
+        a forward still held (backward raised before it ran).
+        """
+        return self._single is None and self._runner.hold()
+
+    def release_forward(self):
+        """End ``hold_forward``; a forward still held runs now."""
+        self._runner.release()
 
     def _load(self, data_batch, part, targets, axes):
         """Copy the batch's ``part`` into ``targets``; whether the batch had any to copy."""

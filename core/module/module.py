@@ -349,6 +349,27 @@ class Module(ParamsMixin, OptimizingMixin, BaseModule):
                 new_label = _resized_labels(self._label_shapes, new_data)
         self.reshape(new_data, new_label or None)
 
+    def forward_backward(self, data_batch):
+        """``forward(data_batch, is_train=True)`` then ``backward()``.
+
+        With several cpu contexts running side by side, each context's
+        forward and backward run in one pass of its thread (one handover a
+        step instead of two); the values are those of the two calls.
+        """
+        group = self._exec_group
+        plain = (
+            type(self).forward is not Module.forward or type(self).backward is not Module.backward
+        )
+        if plain or group is None or not group.hold_forward():
+            # a subclass's forward or backward may read the outputs between the two
+            super().forward_backward(data_batch)
+            return
+        try:
+            self.forward(data_batch, is_train=True)
+            self.backward()
+        finally:
+            group.release_forward()  # runs the forward still held if backward raised first
+
     def backward(self, out_grads=None):
         """Back-propagate (``out_grads`` for outputs that are not loss layers).
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
+from rebind import side_by_side, threadpool
 from rebind.kvstore import host_copies
 
 CPUS = [mx.cpu(0), mx.cpu(1), mx.cpu_pinned(0)]
@@ -24,6 +25,18 @@ def _values(shape, count, seed):
 
 def _sgd(store, learning_rate=0.5):
     store.set_optimizer(mx.optimizer.SGD(learning_rate=learning_rate, rescale_grad=1.0))
+
+
+def _wait_for_helpers(tasks):
+    for task in tasks:
+        task.done.acquire()
+
+
+@pytest.fixture
+def helpers_run_their_calls(monkeypatch):
+    """Every handed call runs in its helper thread (the caller takes none over, see
+    ``side_by_side.run``), so that tests can tell the threads apart."""
+    monkeypatch.setattr(side_by_side, "_finish", _wait_for_helpers)
 
 
 @pytest.mark.parametrize("name", ["local", "device"])
@@ -81,9 +94,16 @@ def test_a_pull_fills_every_context_with_a_copy_and_counts_the_write():
     np.testing.assert_array_equal(outs[1].asnumpy(), value)
 
 
-def test_a_big_push_and_pull_split_between_threads_equal_the_work_in_turn(monkeypatch):
-    shapes = [(512, 300), (300,), (700, 512), (10,)]  # several MiB: above SPLIT_BYTES
-    grads = [_values(shape, 2, seed=i) for i, shape in enumerate(shapes)]
+SHAPES = [(512, 300), (300,), (700, 512), (10,)]  # several MiB: above SPLIT_BYTES
+
+
+def _big_pushpull(monkeypatch, count, switch):
+    """A big pushpull on the policy's fixed ``count``; the outputs and the threads that copied."""
+    policy = threadpool.ThreadPolicy({"REBIND_NUM_THREADS": str(count)}, cpus=2)
+    monkeypatch.setattr(threadpool, "POLICY", policy)
+    monkeypatch.setattr(threadpool.POOLS, "controllable", False)  # the count only, not BLAS
+    monkeypatch.setenv("REBIND_CONTEXT_THREADS", switch)
+    grads = [_values(shape, 2, seed=i) for i, shape in enumerate(SHAPES)]
     threads_seen = set()
     original = host_copies.copy_into
 
@@ -92,23 +112,34 @@ def test_a_big_push_and_pull_split_between_threads_equal_the_work_in_turn(monkey
         original(source, target)
 
     monkeypatch.setattr(host_copies, "copy_into", copy_recorded)
+    store = mx.kv.create("local")
+    store.init(list(range(4)), [mx.nd.ones(shape) for shape in SHAPES])
+    _sgd(store)
+    pushed = [[mx.nd.array(g, ctx=mx.cpu(k)) for k, g in enumerate(pair)] for pair in grads]
+    outs = [[mx.nd.zeros(shape, ctx=mx.cpu(k)) for k in range(2)] for shape in SHAPES]
+    store.pushpull(list(range(4)), pushed, out=outs)
+    return grads, [[o.asnumpy() for o in block] for block in outs], threads_seen
+
+
+@pytest.mark.usefixtures("helpers_run_their_calls")
+def test_a_big_push_and_pull_split_between_threads_equal_the_work_in_turn(monkeypatch):
     results = {}
     for switch in ("0", "1"):
-        monkeypatch.setenv("REBIND_CONTEXT_THREADS", switch)
-        threads_seen.clear()
-        store = mx.kv.create("local")
-        store.init(list(range(4)), [mx.nd.ones(shape) for shape in shapes])
-        _sgd(store)
-        pushed = [[mx.nd.array(g, ctx=mx.cpu(k)) for k, g in enumerate(pair)] for pair in grads]
-        outs = [[mx.nd.zeros(shape, ctx=mx.cpu(k)) for k in range(2)] for shape in shapes]
-        store.pushpull(list(range(4)), pushed, out=outs)
-        results[switch] = [[o.asnumpy() for o in block] for block in outs]
+        grads, results[switch], threads_seen = _big_pushpull(monkeypatch, 2, switch)
         assert len(threads_seen) == (2 if switch == "1" else 1)
     for block_turns, block_split, pair in zip(results["0"], results["1"], grads, strict=True):
         expected = 1 - 0.5 * (pair[0] + pair[1])
         for turns, split in zip(block_turns, block_split, strict=True):
             np.testing.assert_array_equal(split, turns)
             np.testing.assert_allclose(split, expected, rtol=1e-6)
+
+
+def test_a_big_push_and_pull_stay_in_the_calling_thread_when_the_policy_has_one_thread(
+    monkeypatch,
+):
+    # one thread's worth of CPU (a busy machine): two threads would only take turns
+    _, _, threads_seen = _big_pushpull(monkeypatch, 1, "1")
+    assert threads_seen == {threading.get_ident()}
 
 
 def test_halves_cut_by_bytes_and_keep_the_order():

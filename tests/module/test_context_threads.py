@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
+from rebind import side_by_side
 from rebind.executor.executor import _SINGLE
 
 from .core_nets import separable
@@ -24,6 +25,18 @@ BATCH, DIM, HIDDEN, CLASSES = 16, 6, 8, 3
 @pytest.fixture(autouse=True)
 def _quiet(monkeypatch):
     monkeypatch.setenv("REBIND_PROGRESS", "0")
+
+
+def _wait_for_helpers(tasks):
+    for task in tasks:
+        task.done.acquire()
+
+
+@pytest.fixture
+def helpers_run_their_calls(monkeypatch):
+    """Every handed call runs in its helper thread (the caller takes none over, see
+    ``side_by_side.run``), so that tests can tell the threads apart."""
+    monkeypatch.setattr(side_by_side, "_finish", _wait_for_helpers)
 
 
 def _net(dropout=0.5, batchnorm=True):
@@ -146,6 +159,7 @@ def _bound_two(monkeypatch, threads):
 
 @pytest.mark.filterwarnings("ignore:Module.init_params")
 @pytest.mark.parametrize("threads", [True, False])
+@pytest.mark.usefixtures("helpers_run_their_calls")
 def test_each_context_runs_in_its_own_thread_with_fits_flags(monkeypatch, threads):
     module = _bound_two(monkeypatch, threads)
     seen = []
@@ -220,3 +234,104 @@ def test_a_custom_operator_keeps_the_contexts_in_the_calling_thread(monkeypatch)
     x, y = separable(BATCH, dim=DIM, classes=CLASSES, seed=2)
     module.forward(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]), is_train=True)
     assert _Scale.threads == [threading.get_ident()] * 2
+
+
+def _counted_runs(monkeypatch):
+    """A list that gets one entry per group of calls handed to side-by-side threads."""
+    runs, original = [], side_by_side.run
+
+    def counted(calls):
+        runs.append(1)
+        return original(calls)
+
+    monkeypatch.setattr(side_by_side, "run", counted)
+    return runs
+
+
+@pytest.mark.filterwarnings("ignore:Module.init_params")
+@pytest.mark.usefixtures("helpers_run_their_calls")
+def test_forward_backward_runs_each_contexts_two_passes_in_one_hand_over(monkeypatch):
+    module = _bound_two(monkeypatch, threads=True)
+    seen = []
+    for executor in module._exec_group.execs:
+        _record(executor, "forward", seen)
+        _record(executor, "backward", seen)
+    runs = _counted_runs(monkeypatch)
+    x, y = separable(BATCH, dim=DIM, classes=CLASSES, seed=2)
+    module.forward_backward(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]))
+    assert len(runs) == 1  # forward and backward of both contexts: one hand-over
+    caller = threading.get_ident()
+    # each context's forward comes before its backward, in one thread
+    firsts = [(m, i) for m, i, _ in seen if i == caller]
+    others = [(m, i) for m, i, _ in seen if i != caller]
+    assert [m for m, _ in firsts] == ["forward", "backward"]
+    assert [m for m, _ in others] == ["forward", "backward"]
+    runs.clear()
+    module.forward(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]), is_train=True)
+    module.backward()
+    assert len(runs) == 2  # the two calls on their own: one hand-over each
+
+
+@pytest.mark.filterwarnings("ignore:Module.init_params")
+def test_forward_backward_in_one_pass_gives_the_values_of_the_two_calls(monkeypatch):
+    x, y = separable(BATCH, dim=DIM, classes=CLASSES, seed=2)
+    results = []
+    for fused in (True, False):
+        mx.random.seed(3)  # the same dropout masks in both runs
+        module = _bound_two(monkeypatch, threads=True)
+        batch = mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)])
+        if fused:
+            module.forward_backward(batch)
+        else:
+            module.forward(batch, is_train=True)
+            module.backward()
+        group = module._exec_group
+        blocks = group.grad_arrays + [[e.outputs[0] for e in group.execs]]
+        results.append([[a.asnumpy() for a in block] for block in blocks])
+    for fused, plain in zip(*results, strict=True):
+        for a, b in zip(fused, plain, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.filterwarnings("ignore:Module.init_params")
+def test_a_forward_held_for_backward_still_runs_when_backward_raises(monkeypatch):
+    x, _ = separable(BATCH, dim=DIM, classes=CLASSES, seed=2)
+    outputs = []
+    for fused in (True, False):
+        mx.random.seed(5)  # the same dropout masks in both runs
+        module = _bound_two(monkeypatch, threads=True)
+        batch = mx.io.DataBatch([mx.nd.array(x)], [])  # no labels: backward refuses
+        with pytest.raises(Exception, match="label"):
+            if fused:
+                module.forward_backward(batch)
+            else:
+                module.forward(batch, is_train=True)
+                module.backward()
+        group = module._exec_group
+        assert not group._runner._holding and group._runner._held is None
+        outputs.append([e.outputs[0].asnumpy() for e in group.execs])
+    for fused, plain in zip(*outputs, strict=True):
+        np.testing.assert_array_equal(fused, plain)  # the held forward ran
+        assert np.isfinite(fused).all() and fused.any()
+
+
+class _OwnForward(mx.mod.Module):
+    """A subclass whose forward reads the outputs before backward runs."""
+
+    def forward(self, data_batch, is_train=None):
+        super().forward(data_batch, is_train)
+        self.read = [o.asnumpy() for o in self.get_outputs(merge_multi_context=False)[0]]
+
+
+@pytest.mark.filterwarnings("ignore:Module.init_params")
+def test_a_subclass_with_its_own_forward_gets_forward_then_backward(monkeypatch):
+    monkeypatch.setenv("REBIND_CONTEXT_THREADS", "1")
+    module = _OwnForward(_net(dropout=None), context=TWO)
+    module.bind([("data", (BATCH, DIM))], [("softmax_label", (BATCH,))])
+    module.init_params(arg_params=_params())
+    runs = _counted_runs(monkeypatch)
+    x, y = separable(BATCH, dim=DIM, classes=CLASSES, seed=2)
+    module.forward_backward(mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]))
+    assert len(runs) == 2
+    for read, executor in zip(module.read, module._exec_group.execs, strict=True):
+        np.testing.assert_array_equal(read, executor.outputs[0].asnumpy())
