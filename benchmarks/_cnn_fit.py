@@ -193,6 +193,8 @@ def run(args):
         inputs = Path(tmp) / "lstm.npz"
         lm.save_inputs(str(inputs), lm.make_params(), lm.make_batches())
         for workload, (samples, epochs) in SCHEDULE.items():
+            if workload not in args.workloads:
+                continue
             if workload == "lstm":
                 answers = served_rounds(found, inputs, args.rounds, problems)
             else:

@@ -31,7 +31,7 @@ sitting; ``--fit`` measures ``Module.fit`` under load instead (``_cnn_fit.py``).
     python benchmarks/cnn.py [--models ...] [--train-models ...] [--rounds 3] [--seconds 1.5]
                              [--quick] [--load N] [--no-mxnet] [--no-ort] [--no-torch]
                              [--no-rebind-numpy] [--zoo DIR]
-    python benchmarks/cnn.py --fit [--load N] [--quick] [--no-mxnet]
+    python benchmarks/cnn.py --fit [--load N] [--quick] [--no-mxnet] [--workloads W ...]
 
 Environment: REBIND_MXNET_PYTHON (default ../mxenv/bin/python), REBIND_TORCH_PYTHON
 (default: this interpreter if it has torch, else ../torchenv/bin/python),
@@ -257,6 +257,13 @@ def parse(argv):
     parser.add_argument("--quick", action="store_true", help="one round of 0.5 s measurements")
     parser.add_argument("--load", type=int, default=0, metavar="N", help="N busy processes")
     parser.add_argument("--fit", action="store_true", help="Module.fit under --load instead")
+    parser.add_argument(
+        "--workloads",
+        nargs="+",
+        choices=["mlp", "lenet", "lstm"],
+        default=["mlp", "lenet", "lstm"],
+        help="with --fit: the workloads to measure (default: all three)",
+    )
     parser.add_argument("--zoo", type=Path, default=zoo.default_folder())
     for name in ("mxnet", "ort", "torch", "rebind-numpy"):
         parser.add_argument(f"--no-{name}", action="store_true")
