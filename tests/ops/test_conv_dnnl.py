@@ -220,3 +220,18 @@ def test_a_forked_child_runs_the_numpy_kernels(kernels):
     os.waitpid(pid, 0)
     assert answer == b"1"
     assert dnnl_lib.library() is not None  # the parent keeps it
+
+
+@needs_onednn
+def test_each_call_sizes_the_openmp_team_again(kernels, monkeypatch):
+    """The thread policy resizes OpenMP to the load between calls; oneDNN's kernels read it."""
+    kernels("onednn")
+    lib = dnnl_lib.library()
+    monkeypatch.setattr(dnnl_plan, "engine_threads", lambda: 3)
+    seen = []
+    execute = lib.execute
+    monkeypatch.setattr(lib, "execute", lambda *a: seen.append(lib._omp_get()) or execute(*a))
+    run_conv(*SHAPES[0], False)
+    lib._omp_set(1)  # as threadpool's policy does on a busy machine
+    run_conv(*SHAPES[0], False)
+    assert seen and set(seen) == {3}
