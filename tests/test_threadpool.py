@@ -387,3 +387,13 @@ def test_a_library_loaded_after_the_last_scan_follows_a_side_by_side_share():
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["initial"] != result["share"]
     assert result["inside"] == [result["share"]]
+
+
+def test_engine_share_divides_the_engine_count_among_side_by_side_callers(monkeypatch):
+    monkeypatch.setattr(threadpool, "engine_threads", lambda: 4)
+    assert threadpool.engine_share() == 4
+    with threadpool.shared_by(2):
+        assert threadpool.engine_share() == 2
+        with threadpool.shared_by(8):
+            assert threadpool.engine_share() == 1  # at least one
+    assert threadpool.engine_share() == 4

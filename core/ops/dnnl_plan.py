@@ -11,7 +11,7 @@ import collections
 
 import numpy
 
-from ..threadpool import engine_threads
+from ..threadpool import engine_share
 
 __all__ = ["Plan", "channels_last", "channels_last_strides", "empty", "is_channels_last", "plan"]
 
@@ -58,10 +58,11 @@ def plan(lib, kind, key, build, limit, threads=None):
     """The calling thread's plan of ``kind`` for ``key`` (``build(lib, key)`` makes one).
 
     The ``limit`` most recently used plans of a kind are kept; an older one is
-    released. Also sizes the thread's OpenMP team: ``threads``, else the engine count.
+    released. Also sizes the thread's OpenMP team: ``threads``, else the engine count
+    divided among the cpu contexts running side by side.
     """
     # oneDNN fixes a primitive's thread count when it is built: the count is in the key
-    threads = threads or engine_threads()
+    threads = threads or engine_share()
     lib.set_threads(threads)
     plans = lib.thread_cache().setdefault(kind, collections.OrderedDict())
     key = (key, threads)

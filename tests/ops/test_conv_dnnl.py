@@ -227,7 +227,7 @@ def test_each_call_sizes_the_openmp_team_again(kernels, monkeypatch):
     """The thread policy resizes OpenMP to the load between calls; oneDNN's kernels read it."""
     kernels("onednn")
     lib = dnnl_lib.library()
-    monkeypatch.setattr(dnnl_plan, "engine_threads", lambda: 3)
+    monkeypatch.setattr(dnnl_plan, "engine_share", lambda: 3)
     seen = []
     execute = lib.execute
     monkeypatch.setattr(lib, "execute", lambda *a: seen.append(lib._omp_get()) or execute(*a))
