@@ -6,7 +6,9 @@ Both follow MXNet's Python wrappers: number parameters run the
 one kind.
 """
 
-__all__ = ["SAMPLER_FUNCTIONS", "same_kind"]
+import math
+
+__all__ = ["SAMPLER_FUNCTIONS", "same_kind", "zipfian"]
 
 # the samplers of MXNet 1.9.1's mx.nd.random / mx.sym.random
 SAMPLER_FUNCTIONS = (
@@ -39,3 +41,23 @@ def same_kind(params, kind, what):
                 f"Distribution parameters must all have the same type ({what}), but got "
                 f"both {type(params[0])} and {type(value)}."
             )
+
+
+def zipfian(uniform, true_classes, num_sampled, range_max):
+    """``rand_zipfian`` of ``mx.nd.contrib`` and ``mx.sym.contrib`` alike (MXNet's formulas).
+
+    ``uniform(high, n)`` draws float64 values in [0, high) as an NDArray or a
+    Symbol; ``true_classes`` is of the same kind. Returns the samples (int64)
+    and the expected counts of ``true_classes`` and of the samples (float64):
+    P(class) = (log(class + 2) - log(class + 1)) / log(range_max + 1), times
+    ``num_sampled``.
+    """
+    log_range = math.log(range_max + 1)
+    # exp(u) - 1 is below range_max; the modulo keeps a rounding at the top inside
+    sampled = (uniform(log_range, num_sampled).exp() - 1).astype("int64") % range_max
+
+    def expected(classes):  # float64: no integer division
+        classes = classes.astype("float64")
+        return ((classes + 2.0) / (classes + 1.0)).log() / log_range * num_sampled
+
+    return sampled, expected(true_classes), expected(sampled)

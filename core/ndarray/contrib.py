@@ -194,20 +194,16 @@ def multi_mp_lamb_update(
 def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
     """``num_sampled`` classes in [0, range_max) drawn from the log-uniform (Zipfian) law.
 
-    P(class) = (log(class + 2) - log(class + 1)) / log(range_max + 1), as in MXNet:
-    returns the samples (int64) and the expected counts of ``true_classes`` and of
-    the samples (float64), each probability times ``num_sampled``.
+    As MXNet's: the samples (int64) and the expected counts of ``true_classes``
+    and of the samples (float64), each probability times ``num_sampled``.
     """
     from ..context import current_context
+    from ..sampling import zipfian
     from .random import uniform
 
     ctx = ctx or current_context()
-    log_range = math.log(range_max + 1)
-    drawn = uniform(0, log_range, shape=(num_sampled,), dtype="float64", ctx=ctx)
-    # exp(u) - 1 is below range_max; the modulo keeps a rounding at the top inside
-    sampled = (drawn.exp() - 1).astype("int64") % range_max
-    true_cls = true_classes.as_in_context(ctx).astype("float64")
-    count_true = ((true_cls + 2.0) / (true_cls + 1.0)).log() / log_range * num_sampled
-    sampled_cls = sampled.astype("float64")  # float64: no integer division
-    count_sampled = ((sampled_cls + 2.0) / (sampled_cls + 1.0)).log() / log_range * num_sampled
-    return sampled, count_true, count_sampled
+
+    def draw(high, count):
+        return uniform(0, high, shape=(count,), dtype="float64", ctx=ctx)
+
+    return zipfian(draw, true_classes.as_in_context(ctx), num_sampled, range_max)

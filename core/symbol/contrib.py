@@ -5,8 +5,6 @@ public operator is also registered under a ``_contrib_`` name (CTCLoss);
 those are reachable here as MXNet's code reaches them (``contrib.ctc_loss``).
 """
 
-import math
-
 from ..op_namespaces import is_contrib, operator_module_hooks
 from .compose import op_function
 
@@ -82,16 +80,14 @@ def rand_zipfian(true_classes, num_sampled, range_max):
     As ``mx.nd.contrib.rand_zipfian``: the samples (int64) and the expected
     counts of ``true_classes`` and of the samples (float64).
     """
+    from ..sampling import zipfian
     from .random import uniform
     from .symbol import Symbol
 
     if not isinstance(true_classes, Symbol):
         raise TypeError(f"rand_zipfian: true_classes must be a Symbol, got {type(true_classes)}")
-    log_range = math.log(range_max + 1)
-    drawn = uniform(0, log_range, shape=(num_sampled,), dtype="float64")
-    sampled = (drawn.exp() - 1).astype("int64") % range_max
-    true_cls = true_classes.astype("float64")
-    count_true = ((true_cls + 2.0) / (true_cls + 1.0)).log() / log_range * num_sampled
-    sampled_cls = sampled.astype("float64")  # float64: no integer division
-    count_sampled = ((sampled_cls + 2.0) / (sampled_cls + 1.0)).log() / log_range * num_sampled
-    return sampled, count_true, count_sampled
+
+    def draw(high, count):
+        return uniform(0, high, shape=(count,), dtype="float64")
+
+    return zipfian(draw, true_classes, num_sampled, range_max)
