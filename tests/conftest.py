@@ -69,3 +69,17 @@ def fresh_automatic_names():
     """Each test names nodes from a fresh NameManager, as a new process would (dot0, ...)."""
     with mx.name.NameManager():
         yield
+
+
+def _wait_for_helpers(tasks):
+    for task in tasks:
+        task.done.acquire()
+
+
+@pytest.fixture
+def helpers_run_their_calls(monkeypatch):
+    """Every call handed to a side-by-side helper runs in that helper thread (the caller
+    takes none over, see ``side_by_side.run``), so that tests can tell the threads apart."""
+    from rebind import side_by_side
+
+    monkeypatch.setattr(side_by_side, "_finish", _wait_for_helpers)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind import side_by_side, threadpool
+from rebind import threadpool
 from rebind.threadpool import ThreadPolicy, requested_threads
 
 threadpoolctl = pytest.importorskip("threadpoolctl")  # the 'test' extra installs it
@@ -40,18 +40,6 @@ class FakeSampler:
 def quiet_machine(monkeypatch):
     """Nothing else runs as the policy starts (its first count is then the cores)."""
     monkeypatch.setattr(threadpool.LoadSampler, "running_others", staticmethod(lambda: 0))
-
-
-def _wait_for_helpers(tasks):
-    for task in tasks:
-        task.done.acquire()
-
-
-@pytest.fixture
-def helpers_run_their_calls(monkeypatch):
-    """Every handed call runs in its helper thread (the caller takes none over, see
-    ``side_by_side.run``), so that tests can tell the threads apart."""
-    monkeypatch.setattr(side_by_side, "_finish", _wait_for_helpers)
 
 
 # -- the override order ---------------------------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rebind as mx
-from rebind import side_by_side, threadpool
+from rebind import threadpool
 from rebind.kvstore import host_copies
 
 CPUS = [mx.cpu(0), mx.cpu(1), mx.cpu_pinned(0)]
@@ -25,18 +25,6 @@ def _values(shape, count, seed):
 
 def _sgd(store, learning_rate=0.5):
     store.set_optimizer(mx.optimizer.SGD(learning_rate=learning_rate, rescale_grad=1.0))
-
-
-def _wait_for_helpers(tasks):
-    for task in tasks:
-        task.done.acquire()
-
-
-@pytest.fixture
-def helpers_run_their_calls(monkeypatch):
-    """Every handed call runs in its helper thread (the caller takes none over, see
-    ``side_by_side.run``), so that tests can tell the threads apart."""
-    monkeypatch.setattr(side_by_side, "_finish", _wait_for_helpers)
 
 
 @pytest.mark.parametrize("name", ["local", "device"])

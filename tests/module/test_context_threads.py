@@ -27,18 +27,6 @@ def _quiet(monkeypatch):
     monkeypatch.setenv("REBIND_PROGRESS", "0")
 
 
-def _wait_for_helpers(tasks):
-    for task in tasks:
-        task.done.acquire()
-
-
-@pytest.fixture
-def helpers_run_their_calls(monkeypatch):
-    """Every handed call runs in its helper thread (the caller takes none over, see
-    ``side_by_side.run``), so that tests can tell the threads apart."""
-    monkeypatch.setattr(side_by_side, "_finish", _wait_for_helpers)
-
-
 def _net(dropout=0.5, batchnorm=True):
     h = mx.sym.FullyConnected(mx.sym.Variable("data"), name="fc1", num_hidden=HIDDEN)
     if batchnorm:
