@@ -189,8 +189,11 @@ def _as_input(rows, like):
     return np.moveaxis(rows.reshape(like.shape[0], *like.shape[2:], like.shape[1]), -1, 1)
 
 
-def _column_sums(rows, block=64):
-    """Per channel, the float64 sum over (n, S, C) ``rows``: float32 over runs of ``block``.
+def _column_sums(rows, other=None, block=64):
+    """Per channel, the float64 sum over (n, S, C) ``rows`` (times ``other``): float32 runs.
+
+    The products with ``other`` are summed as they are made (``einsum``), not
+    written out first: one pass over memory less.
 
     float32 sums of 64 rows at a time, then float64: as exact as the BLAS dots
     of the MXNet-layout path (a batch whose mean is many standard deviations
@@ -200,18 +203,21 @@ def _column_sums(rows, block=64):
     """
     n, size, channels = rows.shape
     whole = size // block * block
+    operands = (rows,) if other is None else (rows, other)
     total = np.zeros(channels, np.float64)
     if whole:
-        runs = rows[:, :whole].reshape(n, whole // block, block, channels)
-        total += np.einsum("nkbc->nkc", runs).sum(axis=(0, 1), dtype=np.float64)
+        runs = [a[:, :whole].reshape(n, whole // block, block, channels) for a in operands]
+        spec = ",".join(["nkbc"] * len(runs)) + "->nkc"
+        total += np.einsum(spec, *runs).sum(axis=(0, 1), dtype=np.float64)
     if whole < size:
-        total += np.einsum("nsc->nc", rows[:, whole:]).sum(axis=0, dtype=np.float64)
+        rest = [a[:, whole:] for a in operands]
+        spec = ",".join(["nsc"] * len(rest)) + "->nc"
+        total += np.einsum(spec, *rest).sum(axis=0, dtype=np.float64)
     return total
 
 
 def _rows_forward(x, scale, beta, eps, stats):
-    # the sums run as one batched product each, not in the parts: OpenBLAS serializes
-    # calls from several threads (two parts took 5x the CPU of one call)
+    # the element-wise passes run in parts on the pool's threads, the sums once over all
     rows = _rows(x)
     count = rows.shape[0] * rows.shape[1]
     xhat, out = np.empty_like(rows), np.empty_like(rows)
@@ -221,13 +227,11 @@ def _rows_forward(x, scale, beta, eps, stats):
     else:
         mean = stats[0].astype(dtype, copy=False)
 
-    def centre(start, stop):  # x - mean into xhat, its square into out (before it is written)
+    def centre(start, stop):  # x - mean, into xhat
         np.subtract(rows[start:stop], mean, out=xhat[start:stop])
-        if stats is None:
-            np.multiply(xhat[start:stop], xhat[start:stop], out=out[start:stop])
 
     parallel.split(centre, len(rows), 2 * rows.size)
-    var = (_column_sums(out) / count).astype(dtype) if stats is None else stats[1]
+    var = (_column_sums(xhat, xhat) / count).astype(dtype) if stats is None else stats[1]
     invstd = (1 / np.sqrt(var + eps)).astype(dtype)
     weight, shift = (invstd * scale).astype(dtype), beta.astype(dtype, copy=False)
 
@@ -248,20 +252,14 @@ def _rows_backward(grad, xhat, factor, batch_stats, need):
     need_dx = need[0]
     need_product = need[1] or (need_dx and batch_stats)
     need_sum = need[2] or (need_dx and batch_stats)
-    dx = np.empty_like(g) if need_dx or need_product else None
-    product_sum = grad_sum = None
-    if need_product:  # grad * x̂ in the input gradient's buffer until it is written
-
-        def product(start, stop):
-            np.multiply(g[start:stop], xh[start:stop], out=dx[start:stop])
-
-        parallel.split(product, len(g), 3 * g.size)
-        product_sum = _column_sums(dx)
+    product_sum = _column_sums(g, xh) if need_product else None
+    grad_sum = None
     if need_sum:
         grad_sum = _column_sums(g)
     if not need_dx:
         return None, product_sum, grad_sum
     factor = factor.astype(g.dtype, copy=False)
+    dx = np.empty_like(g)
     if batch_stats:
         mean_grad = (grad_sum / count).astype(g.dtype)
         mean_product = (product_sum / count).astype(g.dtype)
