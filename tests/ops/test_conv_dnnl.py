@@ -20,15 +20,8 @@ from tests.ops.conv_kernels import (
     needs_onednn,
     recording,
     run_conv,
-    use_kernels,
 )
 from tests.ops.harness import assert_close, case_ids, replay_golden
-
-
-@pytest.fixture
-def kernels(monkeypatch):
-    yield lambda setting: use_kernels(monkeypatch, setting)
-    conv_ort.kernels_setting.cache_clear()
 
 
 @pytest.fixture

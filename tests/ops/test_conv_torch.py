@@ -18,16 +18,8 @@ from tests.ops.conv_kernels import (
     check_other_dtypes_run_numpy,
     recording,
     run_conv,
-    use_kernels,
 )
 from tests.ops.harness import assert_close, case_ids, replay_golden
-
-
-@pytest.fixture
-def kernels(monkeypatch):
-    """Sets ``REBIND_CONV_KERNELS`` for the test (the setting is otherwise read once)."""
-    yield lambda setting: use_kernels(monkeypatch, setting)
-    conv_ort.kernels_setting.cache_clear()
 
 
 @pytest.fixture
