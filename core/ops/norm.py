@@ -137,7 +137,7 @@ def _bn_forward(ctx, p, inputs, aux):
     batch_stats = ctx.is_train and not p.use_global_stats
     scale = xp.ones_like(gamma) if p.fix_gamma else gamma  # fix_gamma: gamma counts as 1
     if norm_dnnl.takes(xp, data, axis, batch_stats) and norm_cpu.applies(xp, data, *aux):
-        return _bn_forward_dnnl(ctx, p, data, gamma, scale, beta, aux, batch_stats)
+        return _bn_forward_dnnl(ctx, p, data, gamma, scale, beta, aux)
     if norm_cpu.applies(xp, data, *(() if batch_stats else aux)):
         stats = None if batch_stats else (aux[0], aux[1])
         out, xhat, mean, var, invstd = norm_cpu.batchnorm_forward(
@@ -169,7 +169,7 @@ def _bn_forward(ctx, p, inputs, aux):
     return outputs, saved
 
 
-def _bn_forward_dnnl(ctx, p, data, gamma, scale, beta, aux, batch_stats):
+def _bn_forward_dnnl(ctx, p, data, gamma, scale, beta, aux):
     """BatchNorm of channels-last float32 ``data`` with the moving statistics on oneDNN."""
     stats = (aux[0], aux[1])
     out, mean, var, state = norm_dnnl.forward(data, scale, beta, p.eps, stats, ctx.is_train)
@@ -177,7 +177,7 @@ def _bn_forward_dnnl(ctx, p, data, gamma, scale, beta, aux, batch_stats):
     outputs = [out]
     if p.output_mean_var:
         outputs += [mean.astype(gamma.dtype), invstd.astype(gamma.dtype)]
-    saved = (state, scale, invstd, 1, batch_stats, mean, var, aux, data.dtype, gamma)
+    saved = (state, scale, invstd, 1, False, mean, var, aux, data.dtype, gamma)  # given stats
     return outputs, saved
 
 

@@ -153,10 +153,15 @@ def _root(xp, x, p_value):
     return x if p_value == 1 else xp.sqrt(x) if p_value == 2 else xp.cbrt(x)
 
 
+def _counts_pad(p):
+    """Whether an average counts the padding (MXNet's default: count_include_pad unset)."""
+    return p.count_include_pad is None or p.count_include_pad
+
+
 def _avg_divisor(ctx, p, window, dtype):
     """Elements averaged by each window: MXNet clips windows at the padded border, and
     with count_include_pad=False also at the data border."""
-    include = p.count_include_pad is None or p.count_include_pad
+    include = _counts_pad(p)
     divisor = numpy.ones((), dtype=numpy.float64)
     for n, k, s, pad, o in zip(
         window.size, window.kernel, window.stride, window.pad, window.out, strict=True
@@ -369,7 +374,7 @@ def _forward(ctx, p, inputs, aux):
         out = _global_forward(ctx, p, x, work)
         return [out], (None, x, out)
     window = window_of(p, x.shape[2:])
-    include = p.count_include_pad is None or p.count_include_pad
+    include = _counts_pad(p)
     if pooling_dnnl.takes(ctx.xp, x, p.pool_type, window, include):
         out, state = pooling_dnnl.forward(x, p.pool_type, window, include, ctx.is_train)
         return [out], (window, state, out)
