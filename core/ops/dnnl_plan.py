@@ -13,7 +13,16 @@ import numpy
 
 from ..threadpool import engine_share
 
-__all__ = ["Plan", "channels_last", "channels_last_strides", "empty", "is_channels_last", "plan"]
+__all__ = [
+    "MEMORY_BOUND_THREADS",
+    "Plan",
+    "as_channels_last",
+    "channels_last",
+    "channels_last_strides",
+    "empty",
+    "is_channels_last",
+    "plan",
+]
 
 
 class Plan:
@@ -101,6 +110,22 @@ def is_channels_last(array):
         n == 1 or got == 4 * want
         for n, got, want in zip(array.shape, array.strides, expected, strict=True)
     )
+
+
+def as_channels_last(array):
+    """``array`` itself when it is channels-last float32, else such a copy of it."""
+    if is_channels_last(array):
+        return array
+    moved = channels_last(array.shape)
+    moved[...] = array  # also casts: the kernels read float32
+    return moved
+
+
+# The thread count of memory-bound primitives (BatchNorm, pooling): a pass over memory
+# gains little from a second thread, and oneDNN's threads wait for each other at spinning
+# barriers: on a busy machine, where one is descheduled, two took 2.5x the CPU of one
+# (ResNet-18's BatchNorms: 96 -> 258 ms per step).
+MEMORY_BOUND_THREADS = 1
 
 
 def empty(nbytes):

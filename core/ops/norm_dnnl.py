@@ -21,10 +21,6 @@ from .dnnl_plan import channels_last, is_channels_last
 __all__ = ["backward", "forward", "takes"]
 
 _PLANS = 64
-# One thread: a pass over memory gains little from a second, and oneDNN's threads
-# wait for each other at spinning barriers: on a busy machine, where one is
-# descheduled, two took 2.5x the CPU of one (ResNet-18's BatchNorms: 96 -> 258 ms
-# per step).
 
 
 def takes(xp, data, axis, batch_stats):
@@ -87,7 +83,7 @@ class _Plan(dnnl_plan.Plan):
 
 
 def _plan(lib, key):
-    return dnnl_plan.plan(lib, "batchnorm", key, _Plan, _PLANS, threads=1)
+    return dnnl_plan.plan(lib, "batchnorm", key, _Plan, _PLANS, dnnl_plan.MEMORY_BOUND_THREADS)
 
 
 def _vector(array):
@@ -121,10 +117,7 @@ def backward(state, grad):
     key, x, mean, var, scale = state
     plan = _plan(lib, key)
     primitive = plan.backward_primitive()
-    if not is_channels_last(grad):  # also casts: the kernel reads float32
-        moved = channels_last(grad.shape)
-        moved[...] = grad
-        grad = moved
+    grad = dnnl_plan.as_channels_last(grad)
     channels = x.shape[1]
     dx = channels_last(x.shape)
     gamma_grad = numpy.empty(channels, numpy.float32)

@@ -23,10 +23,6 @@ from .dnnl_plan import channels_last, is_channels_last
 __all__ = ["backward", "forward", "takes"]
 
 _PLANS = 64
-# One thread: a pass over memory gains little from a second, and oneDNN's threads
-# wait for each other at spinning barriers: on a busy machine, where one is
-# descheduled, two took 2.5x the CPU of one (ResNet-18's BatchNorms: 96 -> 258 ms
-# per step).
 
 
 def takes(xp, x, pool_type, window, include_pad):
@@ -109,7 +105,7 @@ class _Plan(dnnl_plan.Plan):
 
 
 def _plan(lib, key):
-    return dnnl_plan.plan(lib, "pool", key, _Plan, _PLANS, threads=1)
+    return dnnl_plan.plan(lib, "pool", key, _Plan, _PLANS, dnnl_plan.MEMORY_BOUND_THREADS)
 
 
 def forward(x, pool_type, window, include_pad, training):
@@ -132,10 +128,7 @@ def backward(state, grad):
     shape, window, pool_type, include_pad, workspace = state
     plan = _plan(lib, (shape, window, _algorithm(pool_type, include_pad), True))
     primitive = plan.backward_primitive()
-    if not is_channels_last(grad):  # also casts: the kernel reads float32
-        moved = channels_last(grad.shape)
-        moved[...] = grad
-        grad = moved
+    grad = dnnl_plan.as_channels_last(grad)
     dx = channels_last(shape)
     args = [
         ("diff_dst", plan.memory("diff_dst", plan.dst, grad)),
