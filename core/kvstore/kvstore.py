@@ -193,6 +193,33 @@ class KVStore(KVStoreBase):
         """The number of dead nodes: always 0 in one process."""
         return 0
 
+    def _share_stored(self, key, arrays):
+        """rebind: let the host ``arrays`` hold ``key``'s stored value itself; whether they do.
+
+        A module with several cpu contexts updating on this store pulls every
+        updated weight into each context's copy; host memory is one, so the
+        contexts' arrays may instead hold the stored array (a pull into them
+        then copies nothing, ``host_copies.copy_into``). Only where the store
+        updates its values in place (an updater is set) and every array is a
+        dense host array of the stored shape and dtype.
+        """
+        stored = self._store.get(key)
+        if (
+            stored is None
+            or self._updater is None
+            or not host_copies.on_host(stored, stored.context)
+        ):
+            return False
+        for array in arrays:
+            if not host_copies.on_host(array, stored.context):
+                return False
+            if array.shape != stored.shape or array.dtype != stored.dtype:
+                return False
+        for array in arrays:
+            array._data = stored._data
+            array._version += 1
+        return True
+
     # -- updates -----------------------------------------------------------------
     def set_optimizer(self, optimizer):
         """Update stored values on ``push`` with ``optimizer`` (through an ``Updater``)."""

@@ -20,6 +20,7 @@ from ..ndarray import NDArray
 from .batch_fields import data_of, label_of
 from .context_threads import ContextRunner
 from .copy_ahead import AheadCopies, as_loaded, loaded_labels_apply
+from .host_params import one_memory
 from .inputs import as_descs
 from .slicing import copy_batch_part, load_sliced, prepare_group2ctxs, slice_axis, split_input_slice
 from .slicing import merge_multi_context as merge_contexts
@@ -481,7 +482,7 @@ class DataParallelExecutorGroup:
 
 def _average_into(block, target):
     """Write the mean of one array over its contexts into ``target`` (a copy with one)."""
-    if len(block) == 1:
+    if len(block) == 1 or one_memory(block):  # (host contexts sharing the store's copy)
         source = block[0]
     else:
         host = [array.as_in_context(target.context) for array in block]

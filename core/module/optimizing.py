@@ -22,6 +22,7 @@ from ..model import (
     _update_params,
     _update_params_on_kvstore,
 )
+from .host_params import share_or_own
 
 __all__ = ["OptimizingMixin"]
 
@@ -80,6 +81,8 @@ class OptimizingMixin:
             )
             if store.num_workers > 1:
                 self._params_dirty = True  # the devices now hold rank 0's parameters
+        # several cpu contexts updated on the store read the store's weights themselves
+        share_or_own(group, store, on_store)
         if not on_store:
             self._updater = opt.get_updater(optimizer)
         self._lifecycle.advance("init_optimizer")
