@@ -61,7 +61,10 @@ def record(name, params_dir):
 
 def check_sensitive(name, out):
     """Refuse outputs that hardly depend on the input: their test would miss early errors."""
-    sensitivity = float(np.abs(out[0] - out[1]).max() / out.std())
+    if not np.isfinite(out).all():
+        raise SystemExit(f"{name}: the outputs hold NaN or infinity; change zoo_params' scales")
+    spread, std = float(np.abs(out[0] - out[1]).max()), float(out.std())
+    sensitivity = spread / std if std > 0 else 0.0  # a constant output depends on nothing
     print(name, "output spread between the two images / output std:", round(sensitivity, 4))
     if sensitivity < 0.01:
         raise SystemExit(
