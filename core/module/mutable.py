@@ -25,9 +25,9 @@ import logging
 from .. import model
 from ..io import DataDesc
 from .batch_fields import data_of, label_of
+from .computing import resized_labels
 from .inputs import as_descs, check_input_names
 from .module import Module
-from .module import _resized_labels as resized_labels
 from .switching import SwitchingModule
 
 __all__ = ["MutableModule"]

@@ -1,9 +1,10 @@
-"""The MXNet-suite runner's scope rule, file patching and failure summaries."""
+"""The MXNet-suite runner's scope rule (suite_scope.py), file patching and failure summaries."""
 
 import argparse
 import textwrap
 
 import run_mxnet_suite as suite
+import suite_scope
 
 SOURCE = textwrap.dedent(
     """\
@@ -56,7 +57,7 @@ SOURCE = textwrap.dedent(
 def test_scope_rule(tmp_path):
     path = tmp_path / "test_x.py"
     path.write_text(SOURCE)
-    scope = suite.FileScope(str(path))
+    scope = suite_scope.FileScope(str(path))
     assert scope.bad_names == {"gluon", "use_np", "text"}
     assert scope.test_reason("", "test_plain") is None
     assert scope.test_reason("", "test_via_helper") == "helper() uses 'autograd'"
@@ -74,8 +75,8 @@ def test_patched_copy_keeps_what_rebind_can_import(tmp_path):
     (tests / "unittest").mkdir(parents=True)
     (tests / "unittest" / "test_x.py").write_text(SOURCE)
     args = argparse.Namespace(out=str(tmp_path / "out"), tests_dir=str(tests))
-    scope = suite.FileScope(str(tests / "unittest" / "test_x.py"))
-    patched = open(suite.patched_copy(args, "unittest", "test_x.py", scope)).read()
+    scope = suite_scope.FileScope(str(tests / "unittest" / "test_x.py"))
+    patched = open(suite_scope.patched_copy(args, "unittest", "test_x.py", scope)).read()
     assert "from mxnet import nd\n" in patched
     assert (
         "from mxnet.test_utils import assert_almost_equal, default_context, rand_ndarray\n"
@@ -102,7 +103,7 @@ def test_failure_summary_and_comparison(tmp_path):
     )
     path = tmp_path / "test_x.py"
     path.write_text(SOURCE)
-    scope = suite.FileScope(str(path))
+    scope = suite_scope.FileScope(str(path))
     mx = {("", n): ("passed", "") for n in ("test_plain", "test_gluon_name", "test_gpu_named_only")}
     rb = {
         ("", "test_plain"): ("failed", "ValueError: boom"),
@@ -136,7 +137,7 @@ def test_sparse_and_contrib_files_are_run(tmp_path):
 
 
 def test_missing_subsystem_errors():
-    missing = suite.MISSING_SUBSYSTEM.search
+    missing = suite_scope.MISSING_SUBSYSTEM.search
     assert missing("ModuleNotFoundError: No module named 'rebind.contrib.text'")
     assert missing("AttributeError: module 'rebind' has no attribute 'gluon'")
     assert not missing("ModuleNotFoundError: No module named 'rebind.contrib.amp'")
