@@ -172,6 +172,14 @@ class LoadSampler:
             return used if running is None else float(running)
         return max(used, float(running))
 
+    def restart(self):
+        """Begin a new window now; the tasks of others running at this instant (None if unknown).
+
+        Only where the affinity mask spans the whole machine (see the class).
+        """
+        self._previous = self._snapshot()
+        return self.running_others() if self._whole_machine else None
+
     @staticmethod
     def running_others():
         """Tasks running or runnable now, machine-wide, less this process's (None if unknown)."""

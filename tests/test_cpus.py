@@ -146,6 +146,32 @@ def test_load_sampler_counts_other_processes_time_on_our_cpus(tmp_path, monkeypa
     assert sampler.sample() == pytest.approx(0.0)
 
 
+def test_load_sampler_restart_begins_a_new_window(tmp_path, monkeypatch):
+    stat = tmp_path / "stat"
+    clock = types.SimpleNamespace(wall=100.0, own=5.0)
+    fake_time = types.SimpleNamespace(monotonic=lambda: clock.wall, process_time=lambda: clock.own)
+    monkeypatch.setattr(cpus, "PROC_STAT", str(stat))
+    monkeypatch.setattr(cpus, "time", fake_time)
+    monkeypatch.setattr(cpus.os, "sysconf", lambda name: 100)
+    _write(tmp_path / "loadavg", "1.50 1.00 0.50 3/117 6559\n")  # 3 running machine-wide
+    monkeypatch.setattr(cpus, "PROC_LOADAVG", str(tmp_path / "loadavg"))
+    monkeypatch.setattr(cpus, "_own_running", lambda: 1)
+    _write(stat, _stat_line(0, 1000, 0, 5000) + _stat_line(1, 0, 0, 5000))
+    sampler = cpus.LoadSampler(cpus=[0, 1])
+    sampler._whole_machine = True  # (this test's mask is two of the machine's CPUs)
+    # 10 s pass, another process keeps cpu0 busy all along, then stops
+    clock.wall = 110.0
+    _write(stat, _stat_line(0, 2000, 0, 5000) + _stat_line(1, 0, 0, 6000))
+    assert sampler.restart() == 2  # the tasks of others running at this instant
+    # 0.1 s later: nobody else ran since the restart, this process 0.1 s on cpu1
+    clock.wall, clock.own = 110.1, 5.1
+    _write(stat, _stat_line(0, 2000, 0, 5010) + _stat_line(1, 10, 0, 6000))
+    monkeypatch.setattr(cpus, "PROC_LOADAVG", str(tmp_path / "no-loadavg"))  # time alone
+    assert sampler.sample() == pytest.approx(0.0)  # not the 10 s of cpu0 before the restart
+    sampler._whole_machine = False  # a container's share of a host: the tasks are unknown
+    assert sampler.restart() is None
+
+
 def test_load_sampler_without_proc_knows_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(cpus, "PROC_STAT", str(tmp_path / "missing"))
     monkeypatch.setattr(cpus, "PROC_LOADAVG", str(tmp_path / "missing"))

@@ -27,13 +27,17 @@ threadpoolctl = pytest.importorskip("threadpoolctl")  # the 'test' extra install
 
 
 class FakeSampler:
-    """Hands out the given loads (CPUs used by others), one per sample."""
+    """Hands out the given loads (CPUs used by others), one per sample; ``instants`` per restart."""
 
-    def __init__(self, loads):
+    def __init__(self, loads, instants=()):
         self.loads = list(loads)
+        self.instants = list(instants)
 
     def sample(self):
         return self.loads.pop(0)
+
+    def restart(self):
+        return self.instants.pop(0)
 
 
 @pytest.fixture
@@ -92,6 +96,28 @@ def test_fewer_threads_at_once_more_after_two_samples(quiet_machine):
     # 2 busy -> 2 at once; idle once -> still 2; idle twice -> 4; 1 busy -> 3;
     # unknown load (no /proc) -> the cores, after the 3 of the sample before
     assert counts == [2, 2, 4, 3, 3]
+
+
+def test_a_sample_after_a_pause_starts_afresh_from_the_tasks_running_now(quiet_machine):
+    """Others' time while this process did not compute is not held against it."""
+    sampler = FakeSampler([2.0, 0.0, 2.0], instants=[0, 2, None])
+    policy = ThreadPolicy({}, sampler=sampler, cpus=4)
+    start = time.monotonic()
+    assert policy.update(start) == 2  # two CPUs busy while we compute: two threads
+    # a pause of the compute, then nothing runs beside us: all four at once (two samples
+    # in a row would have kept two), and the next window is read soon
+    later = start + threadpool.STALE_AFTER + 1
+    assert policy.update(later) == 4
+    assert policy.next_sample == later + threadpool.FRESH_WINDOW
+    # that short window alone decides: idle keeps four
+    assert policy.update(policy.next_sample) == 4
+    # another pause with two tasks running now: two at once; the window after it, busy: two
+    later = policy.next_sample + threadpool.STALE_AFTER + 1
+    assert policy.update(later) == 2
+    assert policy.update(policy.next_sample) == 2
+    # a pause where the running tasks are unknown (a container's share of a host): the cores
+    assert policy.update(policy.next_sample + threadpool.STALE_AFTER + 1) == 4
+    assert sampler.loads == [] and sampler.instants == []
 
 
 def test_the_count_at_import_follows_the_tasks_running_then(monkeypatch):
