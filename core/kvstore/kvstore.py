@@ -23,7 +23,9 @@ Where rebind differs from MXNet:
 - Pushing to a key that was never initialized is an error (MXNet stored int
   keys silently when no updater was set).
 - The stored value never shares memory with a pushed array (MXNet's store
-  could alias the array of a single-value push).
+  could alias the array of a single-value push). A module's cpu contexts may
+  hold the stored value itself (``_share_stored``, see
+  ``rebind.module.host_params``): their pulls then copy nothing.
 - ``priority`` is accepted and ignored: calls run synchronously, in order.
 """
 
