@@ -108,7 +108,9 @@ def bind(
     given = {n: a.stype for n, a in zip(names, arrays, strict=True)}
     storage = sparse_storage(symbol, ctx.device_type, given, grad_arrays)
     shapes = {n: a.shape for n, a in zip(arg_names, arg_arrays, strict=True)}
-    plan = compile_plan(symbol, contexts, shapes, optimize=False if storage else None)
+    plan = compile_plan(
+        symbol, contexts, shapes, optimize=False if storage else None, grad_reqs=reqs
+    )
     arg_ctx = [contexts(n) for n in plan.arguments]
     _check_arrays(arg_arrays, arg_names, arg_ctx, "argument")
     _check_arrays(grad_arrays, arg_names, arg_ctx, "gradient")
@@ -157,9 +159,10 @@ def simple_bind(
     if storage:
         args = (symbol, ctx, contexts, grad_req, type_dict, storage, shapes, pool)
         return _sparse_simple_bind(*args)
-    plan = compile_plan(symbol, contexts, dict(zip(arg_names, arg_shapes, strict=True)))
-    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
     reqs = grad_requests(grad_req, arg_names)
+    shapes = dict(zip(arg_names, arg_shapes, strict=True))
+    plan = compile_plan(symbol, contexts, shapes, grad_reqs=reqs)
+    arg_types, _, aux_types = symbol.infer_type(**(type_dict or {}))
     arg_arrays, grad_arrays = [], []
     for node, shape, dtype, req in zip(plan.arguments, arg_shapes, arg_types, reqs, strict=True):
         arg_arrays.append(pool.argument(node.name, shape, dtype, contexts(node)))

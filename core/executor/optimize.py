@@ -1,7 +1,7 @@
 """Graph-level optimizations of a compiled plan, applied once at bind time.
 
 Five rewrites for the networks bucketing trains (unrolled recurrent language
-models), and four for feed-forward stacks:
+models), and five for feed-forward stacks:
 
 **Batching the input projections of all time steps.** A cell unrolled over
 ``T`` steps applies the same ``FullyConnected`` (same weight and bias
@@ -54,6 +54,13 @@ SoftmaxOutput's gradient is) and then restored, instead of two new arrays of
 ``batch x classes``. The same kernels run on the same values: results equal
 the plain graph's exactly.
 
+**Convolution, BatchNorm and relu as one convolution in inference** (CPU,
+plans bound without gradients). A Convolution read only by a BatchNorm, and a
+relu reading only that, are one step: in inference the BatchNorm is folded
+into the weights and bias and the relu is the kernel's post-op, one oneDNN
+call (``fused_conv_bn.py``); a training pass runs the replaced steps as they
+are. Inference values equal up to float32 rounding; training values exactly.
+
 **Activations in place.** A relu, sigmoid or tanh Activation whose input is a
 FullyConnected or Convolution output read by nothing else overwrites that
 input (its backward needs only its output; the product's, only its inputs).
@@ -97,7 +104,15 @@ import attrs
 import numpy as np
 
 from ..ops.shape_join import STACK, StackParams
-from . import batch_last, fused_conv, fused_dense, fused_layer, fused_lstm, inplace_grads
+from . import (
+    batch_last,
+    fused_conv,
+    fused_conv_bn,
+    fused_dense,
+    fused_layer,
+    fused_lstm,
+    inplace_grads,
+)
 from .batched import (
     batch_group,
     group_name,
@@ -126,6 +141,7 @@ REWRITES = (
     "projected_softmax",
     "dense_activation",
     "conv_activation",
+    "conv_batchnorm",
     "inplace_activation",
     "activation_gradient_in_pooling",
     "inplace_activation_gradient",
@@ -196,6 +212,11 @@ def optimize(plan):
             fused = module.fused_step(plan, producer, act)
             plan.steps = [fused if s is act else s for s in plan.steps if s is not producer]
             done.append((kind, fused.name, 2))
+    for conv, bn, act in (
+        on("conv_batchnorm", fused_conv_bn.find)(plan) if plan.inference_only else ()
+    ):
+        fused = fused_conv_bn.replace(plan, conv, bn, act)
+        done.append(("conv_batchnorm", fused.name, 2 if act is None else 3))
     for step in on("inplace_activation", _inplace_activations)(plan):
         step.train_ctx = attrs.evolve(step.train_ctx, inplace=True)
         step.infer_ctx = attrs.evolve(step.infer_ctx, inplace=True)

@@ -84,11 +84,13 @@ class Plan:
     """The compiled graph: steps, and where arguments, aux states and heads live.
 
     With ``optimize``, exact graph rewrites (``optimize.py``) are applied;
-    ``optimizations`` lists what they did.
+    ``optimizations`` lists what they did. ``inference_only``: no argument is
+    bound with a gradient (the rewrites made for inference alone apply).
     """
 
-    def __init__(self, symbol, contexts, shapes, optimize=False):
+    def __init__(self, symbol, contexts, shapes, optimize=False, inference_only=False):
         nodes = topological_order(symbol._heads)
+        self.inference_only = inference_only
         self._shapes = shapes
         self.arguments, self.aux_nodes = arguments_and_aux(nodes)
         slot_of, self.num_slots = {}, 0
@@ -215,17 +217,19 @@ def _check_differentiable(steps):
 GRADIENT_BLOCKERS = frozenset({"BlockGrad"})
 
 
-def compile_plan(symbol, contexts, arg_shapes, optimize=None):
+def compile_plan(symbol, contexts, arg_shapes, optimize=None, grad_reqs=None):
     """A Plan for ``symbol``, given the shape of every argument (name -> shape).
 
     ``contexts(node)`` gives the Context each node runs on. ``optimize``
     (default: unless ``REBIND_GRAPH_OPT=0``) applies the exact graph rewrites
-    of ``optimize.py``.
+    of ``optimize.py``; ``grad_reqs`` (one per argument), all ``'null'``, also
+    those made for inference alone.
     """
     _, shapes = infer_graph_shapes(symbol._heads, arg_shapes)
     if optimize is None:
         optimize = graph_optimize.enabled()
-    return Plan(symbol, contexts, shapes, optimize)
+    inference_only = grad_reqs is not None and all(req == "null" for req in grad_reqs)
+    return Plan(symbol, contexts, shapes, optimize, inference_only)
 
 
 from . import optimize as graph_optimize  # noqa: E402 (optimize builds plan Steps)

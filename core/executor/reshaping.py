@@ -95,7 +95,10 @@ def reshape_executor(executor, partial_shaping, allow_up_sizing, shapes):
         executor._ctx, executor._group2ctx, dict(zip(names, (*args, *aux), strict=True))
     )
     plan = compile_plan(
-        symbol, contexts, {n.name: a.shape for n, a in zip(plan.arguments, args, strict=True)}
+        symbol,
+        contexts,
+        {n.name: a.shape for n, a in zip(plan.arguments, args, strict=True)},
+        grad_reqs=executor._grad_reqs,
     )
     reshaped = type(executor)(
         symbol,

@@ -14,7 +14,10 @@ reorders them into the blocked layout the kernel picks (small arrays).
 
 Primitives are built once per shape and window in each calling thread and
 kept (``_PLANS`` most recent ones); the backward primitives are built on the
-first backward call, so inference never builds them.
+first backward call, so inference never builds them. ``inference_forward``
+builds inference primitives, optionally with a relu applied by the kernel to
+its output (a BatchNorm folded into the weights and bias, then the
+activation: ``executor/fused_conv_bn.py``).
 """
 
 import numpy
@@ -23,7 +26,14 @@ from rebind.backends.cupy_kernels import fusable
 
 from . import conv_ort, dnnl_lib, dnnl_plan
 
-__all__ = ["backward", "channels_last", "forward", "is_channels_last", "takes"]
+__all__ = [
+    "backward",
+    "channels_last",
+    "forward",
+    "inference_forward",
+    "is_channels_last",
+    "takes",
+]
 
 _PLANS = 256  # per thread: every layer of the largest zoo network, several batch sizes
 
@@ -50,13 +60,21 @@ is_channels_last = dnnl_plan.is_channels_last
 _channels_last_strides = dnnl_plan.channels_last_strides
 
 
+# plan kind -> (prop kind, relu post-op)
+_KINDS = {
+    "training": (dnnl_lib.FORWARD_TRAINING, False),
+    "inference": (dnnl_lib.FORWARD_INFERENCE, False),
+    "inference+relu": (dnnl_lib.FORWARD_INFERENCE, True),
+}
+
+
 class _Plan(dnnl_plan.Plan):
     """oneDNN's primitives for one convolution shape and window, in one thread."""
 
     def __init__(self, lib, key):
         super().__init__(lib)
-        data_shape, weight_shape, self.bias, window, groups = key
-        self.data_shape, self.weight_shape = data_shape, weight_shape
+        data_shape, weight_shape, self.bias, window, groups, self.kind = key
+        self.data_shape, self.weight_shape, self.groups = data_shape, weight_shape, groups
         self.out_shape = (data_shape[0], weight_shape[0], *window.out)
         dnnl_weight = weight_shape
         if groups > 1:
@@ -74,21 +92,33 @@ class _Plan(dnnl_plan.Plan):
             dnnl_lib.Dims(*window.pad),
             dnnl_lib.Dims(*window.pad),  # MXNet pads both ends alike
         ]
-        self.forward_pd = self.make(
-            "dnnl_convolution_forward_primitive_desc_create",
-            lib.engine,
-            dnnl_lib.FORWARD_TRAINING,
-            dnnl_lib.CONVOLUTION_DIRECT,
-            self.mds["src"],
-            self.any_weights,
-            self.mds["bias"] if self.bias else None,
-            self.mds["dst"],
-            *self.dims,
-            None,
-        )
+        self.forward_pd = self._forward_pd()
         self.forward = self.primitive(self.forward_pd)
         self.data_pd = self.data = self.weights_pd = self.weights = None
         self.buffers, self.reorders, self.source_mds = {}, {}, {}
+        self.scaling = None  # the weights' reorder with scales (inference_forward)
+
+    def _forward_pd(self):
+        """The forward primitive descriptor of the plan's kind (``_KINDS``)."""
+        lib = self.lib
+        prop, relu = _KINDS[self.kind]
+        attr = lib.relu_attr() if relu else None
+        try:
+            return self.make(
+                "dnnl_convolution_forward_primitive_desc_create",
+                lib.engine,
+                prop,
+                dnnl_lib.CONVOLUTION_DIRECT,
+                self.mds["src"],
+                self.any_weights,
+                self.mds["bias"] if self.bias else None,
+                self.mds["dst"],
+                *self.dims,
+                attr,
+            )
+        finally:
+            if attr is not None:  # the descriptor holds its own copy
+                lib.destroy("primitive_attr", attr)
 
     def backward_primitives(self):
         """Build the data and weight gradient primitives (once)."""
@@ -166,6 +196,28 @@ class _Plan(dnnl_plan.Plan):
         self.copy(self.mds["weights"], weight, want, buffer, slot)
         return self.memory(slot, want, buffer)
 
+    def scaled_weights(self, weight, scale):
+        """Memory of ``weight`` times ``scale`` (per output channel), as the forward wants it.
+
+        One reorder makes both: the layout change each call makes anyway, and the product.
+        """
+        want = self.lib.query_md(self.forward_pd, "weights")
+        if self.scaling is None:
+            # grouped weights are (groups, filters per group, ...): scales vary along both
+            mask = 0b11 if self.groups > 1 else 0b1
+            reorder = self.lib.scaled_reorder(self.mds["weights"], want, mask)
+            self.scaling = self.keep("primitive", reorder)
+        buffer = self.buffers.get("scaled")
+        if buffer is None:
+            buffer = self.buffers["scaled"] = dnnl_plan.empty(self.lib.nbytes(want))
+        args = [
+            ("src", self.memory("scaled:from", self.mds["weights"], weight)),
+            ("dst", self.memory("scaled:to", want, buffer)),
+            ("src_scales", self.memory("scaled:scales", self.mds["bias"], scale)),
+        ]
+        self.lib.execute(self.scaling, args)
+        return self.memory("scaled", want, buffer)
+
 
 def _float32(array):
     """``array`` as float32 with positive strides (a copy only when it is not already)."""
@@ -174,8 +226,8 @@ def _float32(array):
     return numpy.ascontiguousarray(array, dtype=numpy.float32)
 
 
-def _plan(lib, data, weight, bias, window, groups):
-    key = (data.shape, weight.shape, bias, window, groups)
+def _plan(lib, data, weight, bias, window, groups, kind="training"):
+    key = (data.shape, weight.shape, bias, window, groups, kind)
     return dnnl_plan.plan(lib, "conv", key, _Plan, _PLANS)
 
 
@@ -186,15 +238,32 @@ def forward(data, weight, bias, window, groups):
     the input itself when it already was, else its channels-last copy (what
     ``backward`` should be given).
     """
+    return _forward(data, weight, bias, window, groups, "training")
+
+
+def inference_forward(data, weight, bias, window, groups, relu=False, scale=None):
+    """The convolution's output for inference only, with ``max(out, 0)`` fused when ``relu``.
+
+    A primitive built for inference (oneDNN may skip what backward would
+    read); the output is a channels-last view of MXNet's shape. ``scale``, a
+    float32 vector, multiplies the weights of each output channel.
+    """
+    kind = "inference+relu" if relu else "inference"
+    return _forward(data, weight, bias, window, groups, kind, scale)[0]
+
+
+def _forward(data, weight, bias, window, groups, kind, scale=None):
     lib = dnnl_lib.library()
     # every array a memory object points at stays referenced until the call returns
     data, weight = _float32(data), numpy.ascontiguousarray(weight, dtype=numpy.float32)
-    plan = _plan(lib, data, weight, bias is not None, window, groups)
+    plan = _plan(lib, data, weight, bias is not None, window, groups, kind)
     src, data = plan.activation("src", "src", data)
-    args = [
-        ("src", src),
-        ("weights", plan.weights_as("weights", plan.forward_pd, "weights", weight)),
-    ]
+    if scale is None:
+        weights = plan.weights_as("weights", plan.forward_pd, "weights", weight)
+    else:
+        scale = numpy.ascontiguousarray(scale, dtype=numpy.float32)
+        weights = plan.scaled_weights(weight, scale)
+    args = [("src", src), ("weights", weights)]
     if bias is not None:
         bias = numpy.ascontiguousarray(bias, dtype=numpy.float32)
         args.append(("bias", plan.memory("bias", plan.mds["bias"], bias)))

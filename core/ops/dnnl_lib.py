@@ -34,6 +34,7 @@ CPU = 1
 FORWARD_TRAINING, FORWARD_INFERENCE = 64, 96
 BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS = 128, 160, 192
 CONVOLUTION_DIRECT = 1
+ELTWISE_RELU = 0x20  # dnnl_alg_kind_t's dnnl_eltwise_relu (v3.2 dnnl_types.h)
 POOLING_MAX, POOLING_AVG_INCLUDE, POOLING_AVG_EXCLUDE = 511, 767, 1023
 USE_GLOBAL_STATS, USE_SCALE, USE_SHIFT = 1, 2, 4
 QUERY_IMPL_INFO = 8
@@ -62,6 +63,7 @@ ARG = {
     "diff_bias": 169,
     "diff_scale": 255,
     "diff_shift": 256,
+    "src_scales": 4096 | 1,  # DNNL_ARG_ATTR_SCALES | DNNL_ARG_SRC
 }
 MAX_NDIMS = 12
 
@@ -104,6 +106,14 @@ _SIGNATURES = {
     "dnnl_primitive_execute": [_void, _void, _int, ctypes.POINTER(ExecArg)],
     "dnnl_primitive_desc_query": [_void, _int, _int, _void],
     "dnnl_memory_set_data_handle": [_void, _void],
+    # primitive attributes and their post-ops (dnnl.h, v3.2): no scale argument in 3.x
+    "dnnl_primitive_attr_create": [_handle],
+    "dnnl_primitive_attr_destroy": [_void],
+    "dnnl_primitive_attr_set_post_ops": [_void, _void],
+    "dnnl_post_ops_create": [_handle],
+    "dnnl_post_ops_destroy": [_void],
+    "dnnl_post_ops_append_eltwise": [_void, _int, ctypes.c_float, ctypes.c_float],
+    "dnnl_primitive_attr_set_scales_mask": [_void, _int, _int],
     "dnnl_reorder_primitive_desc_create": [_handle, _void, _void, _void, _void, _void],
     "dnnl_convolution_forward_primitive_desc_create": [_handle, _void, _int, _int]
     + [_void] * 4
@@ -233,6 +243,21 @@ class Library:
     def primitive(self, pd):
         return self.make("dnnl_primitive_create", pd)
 
+    def relu_attr(self):
+        """New primitive attributes with one post-op, relu (``max(x, 0)``); the caller destroys.
+
+        The attributes keep their own copy of the post-ops, and a primitive
+        descriptor its own copy of the attributes.
+        """
+        post_ops = self.make("dnnl_post_ops_create")
+        try:
+            self.call("dnnl_post_ops_append_eltwise", post_ops, ELTWISE_RELU, 0.0, 0.0)
+            attr = self.make("dnnl_primitive_attr_create")
+            self.call("dnnl_primitive_attr_set_post_ops", attr, post_ops)
+        finally:
+            self.destroy("post_ops", post_ops)
+        return attr
+
     def memory(self, md, array):
         """A memory object over ``array``'s buffer (the array must outlive its use)."""
         return self.make("dnnl_memory_create", md, self.engine, _void(array.ctypes.data))
@@ -242,7 +267,7 @@ class Library:
         self.call("dnnl_memory_set_data_handle", memory, _void(array.ctypes.data))
 
     def destroy(self, kind, handle):
-        """Release a handle (kind: memory_desc, memory, primitive_desc or primitive)."""
+        """Release a handle (kind as in ``dnnl_{kind}_destroy``: memory, primitive, post_ops...)."""
         self.call(f"dnnl_{kind}_destroy", handle)
 
     def set_threads(self, threads):
@@ -273,6 +298,30 @@ class Library:
             None,
         )
         return self.primitive(pd)
+
+    def scaled_reorder(self, source_md, target_md, mask):
+        """A reorder multiplying by runtime scales (argument ``src_scales``) along ``mask``'s axes.
+
+        ``mask`` has a bit per axis of the source the scales vary along
+        (oneDNN's scales mask); the scales are float32, in the order of those axes.
+        """
+        attr = self.make("dnnl_primitive_attr_create")
+        try:
+            self.call("dnnl_primitive_attr_set_scales_mask", attr, ARG["src"], mask)
+            pd = self.make(
+                "dnnl_reorder_primitive_desc_create",
+                source_md,
+                self.engine,
+                target_md,
+                self.engine,
+                attr,
+            )
+        finally:
+            self.destroy("primitive_attr", attr)
+        try:
+            return self.primitive(pd)
+        finally:
+            self.destroy("primitive_desc", pd)
 
 
 def _load():
