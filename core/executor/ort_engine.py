@@ -11,7 +11,15 @@ Which engine runs is read at bind from ``REBIND_INFERENCE_ENGINE``:
 
 * ``auto`` (the default): ONNX Runtime for graphs with a convolution, when
   ``onnxruntime`` and ``onnx`` are installed (``pip install rebind[cpu]``);
-  the NumPy plan otherwise, or when the graph does not export;
+  the NumPy plan otherwise, or when the graph does not export, or when the
+  plan runs every convolution as one oneDNN call with its BatchNorm and relu
+  (``fused_conv_bn.py``), some of them grouped (depthwise), at a batch of at
+  least ``ONEDNN_BATCH``: oneDNN's depthwise kernels need about half the CPU
+  of ONNX Runtime's, and from that batch on they outrun the plan's per-call
+  costs (MobileNet-1.0, images/s, NumPy plan / ONNX Runtime: 48 / 67-110 at
+  batch 1, 54-62 / 87-96 at 8, 65-87 / 75-84 at 16, 89-102 / 68-69 at 32,
+  78-121 / 73-86 at 64; MobileNet-v2, whose relu6 and residual sums stay NumPy
+  passes, 18-26 / 45-101 at every batch, so it stays on ONNX Runtime);
 * ``onnxruntime``: ONNX Runtime for every inference-bound executor it can
   take (a warning names why when it cannot);
 * ``numpy``: always rebind's own plan.
@@ -35,8 +43,11 @@ __all__ = ["ENGINE_VARIABLE", "InferenceEngine", "engine_setting"]
 
 ENGINE_VARIABLE = "REBIND_INFERENCE_ENGINE"
 _SETTINGS = ("auto", "numpy", "onnxruntime")
+# the smallest batch at which the fused oneDNN plan of a depthwise network beats ONNX Runtime
+ONEDNN_BATCH = 32
 # operators on which ONNX Runtime's kernels beat the NumPy plan (measured: benchmarks/cnn.py)
-_ENGINE_OPS = frozenset({"Convolution", "Deconvolution"})
+# (a Convolution with the BatchNorm after it is one plan step: fused_conv_bn.py)
+_ENGINE_OPS = frozenset({"Convolution", "Deconvolution", "_conv_BatchNorm"})
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +106,8 @@ class InferenceEngine:
         if not forced and not any(
             step.op is not None and step.op.name in _ENGINE_OPS for step in executor._plan.steps
         ):
+            return None
+        if not forced and _onednn_plan_wins(executor, param_names):
             return None
         return cls(executor, param_names, ort)
 
@@ -192,6 +205,30 @@ def _eligible(executor):
     if ctx.device_type != "cpu" or getattr(ctx.backend, "name", None) != "numpy":
         return False
     return not executor._plan.has_moves
+
+
+def _onednn_plan_wins(executor, param_names):
+    """Whether the plan's oneDNN convolutions beat ONNX Runtime here (see ``auto``)."""
+    from ..ops import conv_ort, dnnl_lib
+
+    steps = [step for step in executor._plan.steps if step.op is not None]
+    fused = [step for step in steps if step.op.name == "_conv_BatchNorm"]
+    if not fused or any(step.op.name in ("Convolution", "Deconvolution") for step in steps):
+        return False
+    if any(step.params.activation is None for step in fused):
+        return False
+    if not any(step.params.conv[3].num_group > 1 for step in fused):
+        return False
+    names = set(param_names)
+    inputs = [
+        a
+        for n, a in zip(executor._arg_names, executor.arg_arrays, strict=True)
+        if n not in names and a.ndim
+    ]
+    if not inputs or max(a.shape[0] for a in inputs) < ONEDNN_BATCH:
+        return False
+    setting = conv_ort.kernels_setting()
+    return setting in ("auto", "onednn") and dnnl_lib.library() is not None
 
 
 _WARNED = set()

@@ -158,3 +158,42 @@ def test_a_failing_session_run_falls_back_to_the_plan(monkeypatch, images):
         got = _predict(mod, images)
     assert _engine(mod) is None
     np.testing.assert_allclose(got, _predict(plain, images), rtol=1e-5, atol=1e-6)
+
+
+def _depthwise_net(grouped=True, relu=True):
+    """Convolution + BatchNorm (+ relu) twice, the second depthwise (MobileNet's block)."""
+    net = mx.sym.Variable("data")
+    for name, groups in (("full", 1), ("dw", 4 if grouped else 1)):
+        net = mx.sym.Convolution(
+            net, num_filter=4, kernel=(3, 3), pad=(1, 1), num_group=groups, name=f"{name}_conv"
+        )
+        net = mx.sym.BatchNorm(net, fix_gamma=False, name=f"{name}_bn")
+        if relu or name == "full":
+            net = mx.sym.Activation(net, act_type="relu", name=f"{name}_relu")
+    net = mx.sym.Pooling(net, kernel=(1, 1), global_pool=True, pool_type="avg", name="pool")
+    return mx.sym.FullyConnected(mx.sym.flatten(net), num_hidden=3, name="fc")
+
+
+def test_auto_leaves_fused_depthwise_networks_at_large_batches_to_onednn(monkeypatch):
+    """ort_engine.auto: every convolution one oneDNN call with BatchNorm and relu, some
+    depthwise, a batch of ONEDNN_BATCH or more: the plan (measured faster there)."""
+    from rebind.executor.ort_engine import ONEDNN_BATCH
+    from rebind.ops import dnnl_lib
+
+    if dnnl_lib.library() is None:
+        pytest.skip(f"oneDNN did not load: {dnnl_lib.missing_reason()}")
+    big, small = (ONEDNN_BATCH, 3, 8, 8), (ONEDNN_BATCH // 4, 3, 8, 8)
+    plan = _module(_depthwise_net(), big, monkeypatch, "auto", label_names=())
+    assert _engine(plan) is None
+    assert [k for k, _, _ in plan._exec_group.execs[0]._plan.optimizations].count(
+        "conv_batchnorm"
+    ) == 2
+    assert _engine(_module(_depthwise_net(), small, monkeypatch, "auto", label_names=()))
+    for net in (_depthwise_net(grouped=False), _depthwise_net(relu=False)):
+        assert _engine(_module(net, big, monkeypatch, "auto", label_names=()))
+    # the plan computes what ONNX Runtime computes
+    x = np.random.RandomState(1).uniform(-1, 1, big).astype(np.float32)
+    args, aux = plan.get_params()
+    ort = _module(_depthwise_net(), big, monkeypatch, "onnxruntime", (), args=args, aux=aux)
+    expected = _predict(ort, x)
+    np.testing.assert_allclose(_predict(plan, x), expected, rtol=1e-5, atol=1e-5)

@@ -10,6 +10,7 @@ rebind's NumPy plan and ONNX Runtime, and on the GPU where CuPy has one.
 
 import shutil
 
+import numpy as np
 import pytest
 
 import rebind as mx
@@ -113,3 +114,25 @@ def test_checkpoint_in_mxnet_format_predicts_as_mxnet(tmp_path, engine):
     expected = recorded_outputs(name)
     assert worst_error(got, expected) <= RTOL * scale(expected)
     _check_engine(module, setting)
+
+
+def test_mobilenet_at_batch_32_runs_auto_on_onednn_as_mxnet(monkeypatch):
+    """The default engine at a batch of 32 picks the fused oneDNN plan (ort_engine.auto)."""
+    from rebind.executor.ort_engine import ONEDNN_BATCH
+    from rebind.ops import dnnl_lib
+
+    if dnnl_lib.library() is None:
+        pytest.skip(f"oneDNN did not load: {dnnl_lib.missing_reason()}")
+    monkeypatch.setenv(ENGINE_VARIABLE, "auto")
+    name = "mobilenet1.0"
+    x = images(NETWORKS[name][1])
+    batch = np.tile(x, (ONEDNN_BATCH // 2, 1, 1, 1))  # the two recorded images, over and over
+    symbol = load_symbol(name)
+    module = _bind(symbol, batch.shape, mx.cpu(0))
+    module.set_params(*parameters(symbol, x.shape))
+    module.forward(mx.io.DataBatch([mx.nd.array(batch)]), is_train=False)
+    got = module.get_outputs()[0].asnumpy()
+    assert module._exec_group.execs[0]._engine is None  # the plan, not ONNX Runtime
+    expected = recorded_outputs(name)
+    for start in range(0, ONEDNN_BATCH, 2):  # every copy of the two images
+        assert worst_error(got[start : start + 2], expected) <= RTOL * scale(expected), start
