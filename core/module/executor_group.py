@@ -10,6 +10,10 @@ merged: a batch is copied straight into the bound arrays.
 The attribute names are MXNet's (``execs``, ``param_arrays``, ``grad_arrays``,
 ``aux_arrays``, ``data_arrays``, ``label_arrays``, ``slices``, ...), since user
 code reaches into ``module._exec_group``.
+
+This file binds the executors, runs backward and reads back what they leave
+(parameters, outputs, input gradients, states, the metric); loading batches
+into them and ``forward`` live in ``LoadingMixin`` (``rebind.module.loading``).
 """
 
 import logging
@@ -17,12 +21,11 @@ import logging
 from ..errors import LifecycleError, ShapeError
 from ..io import DataDesc
 from ..ndarray import NDArray
-from .batch_fields import data_of, label_of
 from .context_threads import ContextRunner
-from .copy_ahead import AheadCopies, as_loaded, loaded_labels_apply
 from .host_params import one_memory
 from .inputs import as_descs
-from .slicing import copy_batch_part, load_sliced, prepare_group2ctxs, slice_axis, split_input_slice
+from .loading import LoadingMixin
+from .slicing import copy_batch_part, prepare_group2ctxs, slice_axis, split_input_slice
 from .slicing import merge_multi_context as merge_contexts
 
 __all__ = ["DataParallelExecutorGroup"]
@@ -59,7 +62,7 @@ def _shared_buffers(shared_group, num_contexts):
     return [{} for _ in range(num_contexts)]
 
 
-class DataParallelExecutorGroup:
+class DataParallelExecutorGroup(LoadingMixin):
     """Executors of one symbol on several contexts, fed slices of each batch.
 
     Args:
@@ -250,14 +253,7 @@ class DataParallelExecutorGroup:
         self.aux_arrays = [[e.aux_arrays[i] for e in execs] for i in range(len(self.aux_names))]
         self._single = execs[0] if len(execs) == 1 else None
         self._runner = ContextRunner(self.contexts, execs)
-        # positions in a batch's label list of the labels the network consumes
-        self._label_keep = [i for i, name in enumerate(self.label_names) if name in self.arg_names]
-        self._label_layouts_used = [self.label_layouts[i] for i in self._label_keep]
-        self._data_targets = [block[0][1] for block in self.data_arrays]
-        self._label_targets = [block[0][1] for block in self.label_arrays or []]
-        self._drop_ahead()  # copies started for the arrays bound before
-        self._loaded_labels = None
-        self.copies_ahead = self._single is not None and AheadCopies.supported(self.contexts[0])
+        self._reset_loading()
 
     # -- parameters -------------------------------------------------------------------------
     def set_params(self, arg_params, aux_params, allow_extra=False):
@@ -274,97 +270,7 @@ class DataParallelExecutorGroup:
             for name, block in zip(names, blocks, strict=True):
                 _average_into(block, targets[name])
 
-    # -- computation ------------------------------------------------------------------------
-    def copy_ahead(self, data_batch):
-        """Start copying the next batch to the device while the queued work runs (fit).
-
-        Only for one context whose backend copies ahead (a GPU); see ``copy_ahead.py``.
-        """
-        if not self.copies_ahead or isinstance(data_batch, list):
-            return
-        self._drop_ahead()
-        parts = [(data_of(data_batch), self._data_targets)]
-        labels = label_of(data_batch)
-        if self.label_arrays and labels:
-            parts.append((self._kept_labels(labels), self._label_targets))
-        self._ahead = AheadCopies.start(data_batch, parts)
-
-    def _drop_ahead(self):
-        ahead = getattr(self, "_ahead", None)
-        self._ahead = None
-        if ahead is not None:
-            ahead.drop()
-
-    def forward(self, data_batch, is_train=None):
-        """Load the batch (sliced per context) into the executors and run them forward."""
-        if is_train is None:
-            is_train = self.for_training
-        single = self._single
-        if single is not None and not isinstance(data_batch, list):
-            ahead, self._ahead = self._ahead, None
-            if ahead is not None and ahead.batch is not data_batch:
-                ahead.drop()  # started for another batch
-                ahead = None
-            # through the copies started for this batch (copy_ahead), if any
-            load = copy_batch_part if ahead is None else ahead.load
-            load(data_of(data_batch), self._data_targets)
-            labels = label_of(data_batch)
-            self._loaded_labels = None
-            self.labels_fed = bool(self.label_arrays and labels)
-            if self.labels_fed:
-                kept = self._kept_labels(labels)
-                load(kept, self._label_targets)
-                if self.copies_ahead and loaded_labels_apply():
-                    self._loaded_labels = kept
-            if ahead is not None:
-                ahead.drop()  # those this batch did not use
-            single.forward(is_train=is_train)
-            return
-        self._load(data_batch, "data", self.data_arrays, self.data_layouts)
-        self.labels_fed = False
-        if self.label_arrays:
-            self.labels_fed = self._load(
-                data_batch, "label", self.label_arrays, self._label_layouts_used
-            )
-        # held for backward's pass while forward_backward holds it (hold_forward)
-        self._runner.run(lambda index, executor: executor.forward(is_train=is_train), hold=True)
-
-    def hold_forward(self):
-        """Run the next forward with backward, both in one pass per context (side by side only).
-
-        Returns whether it holds; ``release_forward`` ends the hold and runs
-        a forward still held (backward raised before it ran).
-        """
-        return self._single is None and self._runner.hold()
-
-    def release_forward(self):
-        """End ``hold_forward``; a forward still held runs now."""
-        self._runner.release()
-
-    def _load(self, data_batch, part, targets, axes):
-        """Copy the batch's ``part`` into ``targets``; whether the batch had any to copy."""
-        if isinstance(data_batch, list):  # already sliced: one DataBatch per context
-            if not _part_of(data_batch[0], part):
-                return False
-            for index, batch in enumerate(data_batch):
-                sources = _part_of(batch, part)
-                if part == "label":
-                    sources = self._kept_labels(sources)
-                copy_batch_part(sources, [t[index][1] for t in targets])
-            return True
-        sources = _part_of(data_batch, part)
-        if not sources:
-            return False
-        if part == "label":
-            sources = self._kept_labels(sources)
-        load_sliced(sources, targets, axes)
-        return True
-
-    def _kept_labels(self, labels):
-        if len(self._label_keep) == len(labels):
-            return labels
-        return [labels[i] for i in self._label_keep if i < len(labels)]
-
+    # -- computation (forward and loading: LoadingMixin in loading.py) ------------------
     def backward(self, out_grads=None):
         """Back-propagate in every executor; ``out_grads`` are sliced like the outputs."""
         if not self.for_training:
@@ -451,28 +357,12 @@ class DataParallelExecutorGroup:
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         """Feed each context's outputs and its slice of ``labels`` to ``eval_metric``."""
         for index, executor in enumerate(self.execs):
-            if pre_sliced:
-                part = labels[index]
-            elif self._single is not None:
-                part = labels
-                if getattr(eval_metric, "reads_labels_on_device", False):
-                    # the labels this batch's forward put on a GPU, where they apply
-                    loaded, targets = self._loaded_labels, self._label_targets
-                    part = as_loaded(labels, loaded, targets, self._label_keep)
-            else:
-                part = [
-                    slice_axis(label, axis, self.slices[index]) if axis >= 0 else label
-                    for label, axis in zip(labels, self._label_axes(labels), strict=True)
-                ]
+            part = self._labels_for_metric(eval_metric, labels, index, pre_sliced)
             names = self.label_names or [f"label{i}" for i in range(len(part))]
             eval_metric.update_dict(
                 dict(zip(names, part, strict=False)),
                 dict(zip(self.output_names, executor.outputs, strict=True)),
             )
-
-    def _label_axes(self, labels):
-        axes = list(self.label_layouts)
-        return axes + [0] * (len(labels) - len(axes))
 
     def install_monitor(self, mon):
         """Let ``mon`` watch every executor."""
@@ -493,8 +383,3 @@ def _average_into(block, target):
     if source.dtype != target.dtype:
         source = source.astype(target.dtype)
     source.copyto(target)
-
-
-def _part_of(batch, part):
-    """The batch's ``data`` or ``label`` arrays (None for a batch without labels)."""
-    return data_of(batch) if part == "data" else label_of(batch)

@@ -310,7 +310,7 @@ def test_fit_on_a_gpu_copies_ahead_and_trains_bit_for_bit_as_without(monkeypatch
 
 @pytest.mark.gpu
 def test_a_gpu_fit_and_score_count_with_the_labels_their_forward_loaded(monkeypatch):
-    from rebind.module import executor_group
+    from rebind.module import loading
 
     reason = registry.lookup("backends", "cupy").unavailable_reason()
     if reason is not None:
@@ -319,7 +319,7 @@ def test_a_gpu_fit_and_score_count_with_the_labels_their_forward_loaded(monkeypa
     bound = mod._exec_group._label_targets[0]
     assert bound.context == mx.gpu(0)
     assert len(through.seen) == 3 * BATCHES and all(label is bound for label in through.seen)
-    monkeypatch.setattr(executor_group, "as_loaded", lambda labels, *args: labels)
+    monkeypatch.setattr(loading, "as_loaded", lambda labels, *args: labels)
     _, plain, plain_scored = _fit_and_score(_Recorded(), mx.gpu(0))
     assert all(label.context == mx.cpu() for label in plain.seen)  # the host's, copied over
     assert through.get_global() == plain.get_global() and scored == plain_scored

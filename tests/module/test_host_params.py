@@ -158,7 +158,9 @@ def test_a_new_optimizer_updating_per_context_gives_each_context_its_copy_back(m
     rescale = np.float32(0.1) * np.float32(1.0 / BATCH)
     for block, value, grad in zip(group.param_arrays, before, grads, strict=True):
         for array in block:
-            np.testing.assert_allclose(array.asnumpy(), value - rescale * grad, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(
+                array.asnumpy(), value - rescale * grad, rtol=1e-5, atol=1e-6
+            )
 
 
 def test_parameters_set_after_init_optimizer_are_the_ones_updated():
