@@ -205,7 +205,7 @@ class _Plan(dnnl_plan.Plan):
         if self.scaling is None:
             # grouped weights are (groups, filters per group, ...): scales vary along both
             mask = 0b11 if self.groups > 1 else 0b1
-            reorder = self.lib.scaled_reorder(self.mds["weights"], want, mask)
+            reorder = self.lib.reorder(self.mds["weights"], want, scales_mask=mask)
             self.scaling = self.keep("primitive", reorder)
         buffer = self.buffers.get("scaled")
         if buffer is None:

@@ -287,27 +287,17 @@ class Library:
         packed = (ExecArg * len(args))(*(ExecArg(ARG[key], memory) for key, memory in args))
         self.call("dnnl_primitive_execute", primitive, self.stream(), len(args), packed)
 
-    def reorder(self, source_md, target_md):
-        """A reorder primitive from ``source_md``'s layout to ``target_md``'s."""
-        pd = self.make(
-            "dnnl_reorder_primitive_desc_create",
-            source_md,
-            self.engine,
-            target_md,
-            self.engine,
-            None,
-        )
-        return self.primitive(pd)
+    def reorder(self, source_md, target_md, scales_mask=None):
+        """A reorder primitive from ``source_md``'s layout to ``target_md``'s.
 
-    def scaled_reorder(self, source_md, target_md, mask):
-        """A reorder multiplying by runtime scales (argument ``src_scales``) along ``mask``'s axes.
-
-        ``mask`` has a bit per axis of the source the scales vary along
-        (oneDNN's scales mask); the scales are float32, in the order of those axes.
+        With ``scales_mask`` it also multiplies by runtime scales (argument
+        ``src_scales``, float32) along the source axes whose bits the mask sets
+        (oneDNN's scales mask), in the order of those axes.
         """
-        attr = self.make("dnnl_primitive_attr_create")
+        attr = None if scales_mask is None else self.make("dnnl_primitive_attr_create")
         try:
-            self.call("dnnl_primitive_attr_set_scales_mask", attr, ARG["src"], mask)
+            if attr is not None:
+                self.call("dnnl_primitive_attr_set_scales_mask", attr, ARG["src"], scales_mask)
             pd = self.make(
                 "dnnl_reorder_primitive_desc_create",
                 source_md,
@@ -317,11 +307,12 @@ class Library:
                 attr,
             )
         finally:
-            self.destroy("primitive_attr", attr)
+            if attr is not None:
+                self.destroy("primitive_attr", attr)
         try:
             return self.primitive(pd)
         finally:
-            self.destroy("primitive_desc", pd)
+            self.destroy("primitive_desc", pd)  # the primitive keeps its own copy
 
 
 def _load():
