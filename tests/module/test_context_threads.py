@@ -260,6 +260,15 @@ def test_forward_backward_runs_each_contexts_two_passes_in_one_hand_over(monkeyp
     assert len(runs) == 2  # the two calls on their own: one hand-over each
 
 
+def _step(module, batch, fused):
+    """``forward_backward`` (one pass), or ``forward`` then ``backward`` (two calls)."""
+    if fused:
+        module.forward_backward(batch)
+    else:
+        module.forward(batch, is_train=True)
+        module.backward()
+
+
 @pytest.mark.filterwarnings("ignore:Module.init_params")
 def test_forward_backward_in_one_pass_gives_the_values_of_the_two_calls(monkeypatch):
     x, y = separable(BATCH, dim=DIM, classes=CLASSES, seed=2)
@@ -267,12 +276,7 @@ def test_forward_backward_in_one_pass_gives_the_values_of_the_two_calls(monkeypa
     for fused in (True, False):
         mx.random.seed(3)  # the same dropout masks in both runs
         module = _bound_two(monkeypatch, threads=True)
-        batch = mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)])
-        if fused:
-            module.forward_backward(batch)
-        else:
-            module.forward(batch, is_train=True)
-            module.backward()
+        _step(module, mx.io.DataBatch([mx.nd.array(x)], [mx.nd.array(y)]), fused)
         group = module._exec_group
         blocks = group.grad_arrays + [[e.outputs[0] for e in group.execs]]
         results.append([[a.asnumpy() for a in block] for block in blocks])
@@ -290,11 +294,7 @@ def test_a_forward_held_for_backward_still_runs_when_backward_raises(monkeypatch
         module = _bound_two(monkeypatch, threads=True)
         batch = mx.io.DataBatch([mx.nd.array(x)], [])  # no labels: backward refuses
         with pytest.raises(Exception, match="label"):
-            if fused:
-                module.forward_backward(batch)
-            else:
-                module.forward(batch, is_train=True)
-                module.backward()
+            _step(module, batch, fused)
         group = module._exec_group
         assert not group._runner._holding and group._runner._held is None
         outputs.append([e.outputs[0].asnumpy() for e in group.execs])
